@@ -1,0 +1,73 @@
+// swift-tools-version: 6.2
+import PackageDescription
+
+// Dependencies, each chosen for one job (they cost CI build minutes):
+// - swift-log: the logging API every Swift server library speaks.
+// - swift-metrics + swift-prometheus: metrics API and the Prometheus text exposition for /metrics.
+// - swift-configuration: layered config (command line > HUBBUB_* environment > JSON file > defaults).
+// - swift-argument-parser: subcommands and help for the load-test harness.
+// - hdrhistogram-swift: latency percentiles in the load-test harness.
+let package = Package(
+    name: "hubbub",
+    products: [
+        .executable(name: "hubbub", targets: ["hubbub"]),
+        .executable(name: "hubbub-load", targets: ["hubbub-load"]),
+        .library(name: "HubbubClient", targets: ["HubbubClient"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0",
+                 traits: ["JSON", "CommandLineArguments"]),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+    ],
+    targets: [
+        // C shims: nothing but these targets sees C headers.
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl",
+                       providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib",
+                       providers: [.apt(["zlib1g-dev"])]),
+        .target(name: "CLinux"),
+
+        // Hashes, HMAC, KDF and randomness from OpenSSL's libcrypto.
+        .target(name: "HubbubCrypto", dependencies: ["COpenSSL"]),
+
+        // Pure, I/O-free WebSocket protocol: HTTP upgrade, frames, UTF-8, close, permessage-deflate.
+        .target(name: "WebSocket", dependencies: ["CZlib", "HubbubCrypto"]),
+
+        // The only code that touches file descriptors: sockets, epoll loops, timers, TLS, queues.
+        .target(name: "Transport", dependencies: [
+            "CLinux", "COpenSSL", "WebSocket",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "Metrics", package: "swift-metrics"),
+        ]),
+
+        // A WebSocket client (ws/wss, masking, compression) over the same transport.
+        .target(name: "HubbubClient", dependencies: ["Transport", "WebSocket"]),
+
+        // Wiring: configuration, endpoints, metrics exposition.
+        .target(name: "HubbubServer", dependencies: [
+            "Transport", "WebSocket",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "Metrics", package: "swift-metrics"),
+            .product(name: "Prometheus", package: "swift-prometheus"),
+            .product(name: "Configuration", package: "swift-configuration"),
+        ]),
+        .executableTarget(name: "hubbub", dependencies: [
+            "HubbubServer",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+
+        .executableTarget(name: "hubbub-load", dependencies: [
+            "HubbubClient",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Histogram", package: "hdrhistogram-swift"),
+        ], path: "loadtest/Sources/hubbub-load"),
+
+        .testTarget(name: "WebSocketTests", dependencies: ["WebSocket"]),
+        .testTarget(name: "TransportTests", dependencies: ["Transport", "HubbubClient", "WebSocket"]),
+        .testTarget(name: "HubbubServerTests", dependencies: ["HubbubServer", "HubbubClient", "Transport", "WebSocket"]),
+    ]
+)

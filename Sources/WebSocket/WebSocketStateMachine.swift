@@ -1,0 +1,314 @@
+/// The protocol half of one WebSocket connection, for either role: frames in, actions out.
+/// Pure and I/O-free: the transport feeds it bytes and the clock and carries out its actions.
+public struct WebSocketStateMachine {
+    /// Limits and timers for one connection; every value is configurable.
+    public struct Configuration: Sendable, Equatable {
+        /// Largest payload of one frame (1009 beyond it).
+        public var maxFrameSize: Int
+        /// Largest message after reassembly and inflation (1009 beyond it).
+        public var maxMessageSize: Int
+        /// Send a ping after this long without inbound data (0 disables keepalive pings).
+        public var pingIntervalNanos: UInt64
+        /// Close a connection whose ping got no pong within this time.
+        public var pongTimeoutNanos: UInt64
+        /// Wait this long for the peer's close frame after sending ours, then drop the connection.
+        public var closeTimeoutNanos: UInt64
+
+        public init(maxFrameSize: Int = 16 << 20, maxMessageSize: Int = 16 << 20, pingIntervalNanos: UInt64 = 30_000_000_000,
+                    pongTimeoutNanos: UInt64 = 10_000_000_000, closeTimeoutNanos: UInt64 = 5_000_000_000) {
+            self.maxFrameSize = maxFrameSize
+            self.maxMessageSize = maxMessageSize
+            self.pingIntervalNanos = pingIntervalNanos
+            self.pongTimeoutNanos = pongTimeoutNanos
+            self.closeTimeoutNanos = closeTimeoutNanos
+        }
+    }
+
+    /// Which end of the connection this machine plays.
+    public enum Role: Sendable { case server, client }
+
+    /// Where the close handshake stands.
+    public enum State: Equatable, Sendable {
+        /// Messages flow both ways.
+        case open
+        /// We sent a close frame and wait for the peer's, until the deadline.
+        case closeSent(deadline: UInt64)
+        /// Done: the transport has been told to close the connection; input is ignored.
+        case closed
+    }
+
+    /// What the transport must do.
+    public enum Action: Equatable, Sendable {
+        /// Hand a complete message to the application.
+        case deliver(Message)
+        /// Write these frame bytes to the peer (pong, ping, close).
+        case write([UInt8])
+        /// Close the TCP connection once queued bytes are written; `code` is why (for logs and metrics).
+        case closeConnection(CloseCode, String)
+    }
+
+    public let role: Role
+    public let configuration: Configuration
+    public private(set) var state: State = .open
+    /// The negotiated permessage-deflate parameters, if any.
+    public let deflate: PerMessageDeflate.Parameters?
+
+    private let limits: FrameLimits
+    private var inflater: Inflater?
+    /// Bytes of a frame that has not fully arrived yet.
+    private var pending: [UInt8] = []
+    /// The fragmented message being reassembled, if any.
+    private var assembling: Assembly?
+    private var lastInbound: UInt64
+    private var pingSentAt: UInt64?
+    private var maskState: UInt64
+
+    /// A message in the middle of reassembly.
+    struct Assembly {
+        var kind: MessageKind
+        var compressed: Bool
+        var data: [UInt8]
+        var utf8 = UTF8Validator()
+    }
+
+    /// - Parameters:
+    ///   - inflater: where compressed messages are inflated (shared per event loop when the
+    ///     client resets its context per message, else owned by this connection).
+    public init(role: Role, configuration: Configuration, deflate: PerMessageDeflate.Parameters? = nil,
+                inflater: Inflater? = nil, now: UInt64 = 0, maskSeed: UInt64 = 0x9E37_79B9_7F4A_7C15) {
+        self.role = role
+        self.configuration = configuration
+        self.deflate = deflate
+        self.inflater = deflate == nil ? nil : inflater
+        self.limits = FrameLimits(peer: role == .server ? .client : .server,
+                                  maxFramePayload: configuration.maxFrameSize,
+                                  allowedRSV: deflate == nil ? 0 : 0x40)
+        self.lastInbound = now
+        self.maskState = maskSeed | 1
+    }
+
+    // MARK: Receiving
+
+    /// Feeds bytes from the peer; appends what to do to `actions`.
+    public mutating func receive(_ bytes: UnsafeRawBufferPointer, now: UInt64, into actions: inout [Action]) {
+        guard state != .closed, bytes.count > 0 else { return }
+        lastInbound = now
+        if pending.isEmpty {
+            let used = parseFrames(bytes, into: &actions)
+            if used < bytes.count && state != .closed {
+                pending = Array(UnsafeRawBufferPointer(rebasing: bytes[used...]))
+            }
+        } else {
+            var buffer = pending
+            pending = []
+            buffer.append(contentsOf: bytes)
+            let used = buffer.withUnsafeBytes { parseFrames($0, into: &actions) }
+            if used < buffer.count && state != .closed {
+                buffer.removeFirst(used)
+                pending = buffer
+            }
+        }
+    }
+
+    /// Parses whole frames from `bytes`; returns how many bytes they took.
+    private mutating func parseFrames(_ bytes: UnsafeRawBufferPointer, into actions: inout [Action]) -> Int {
+        var offset = 0
+        while state != .closed {
+            let rest = UnsafeRawBufferPointer(rebasing: bytes[offset...])
+            let header: FrameHeader
+            do {
+                guard let h = try FrameHeaderParser.parse(rest, limits: limits) else { break }
+                header = h
+            } catch {
+                fail(error, into: &actions)
+                break
+            }
+            if header.opcode == .text || header.opcode == .binary || header.opcode == .continuation {
+                // Refuse an oversized message before its payload arrives.
+                let sofar = assembling?.data.count ?? 0
+                if sofar + header.payloadLength > configuration.maxMessageSize {
+                    fail(WebSocketError(.messageTooBig, "message over \(configuration.maxMessageSize) bytes"), into: &actions)
+                    break
+                }
+            }
+            let total = header.headerLength + header.payloadLength
+            guard rest.count >= total else { break }
+            let raw = UnsafeRawBufferPointer(rebasing: rest[header.headerLength..<total])
+            let payload = header.maskKey.map { Masking.unmask(key: $0, raw) } ?? Array(raw)
+            offset += total
+            handleFrame(header, payload, into: &actions)
+        }
+        return offset
+    }
+
+    private mutating func handleFrame(_ header: FrameHeader, _ payload: [UInt8], into actions: inout [Action]) {
+        switch header.opcode {
+        case .ping:
+            if case .open = state { actions.append(.write(encodeControl(.pong, payload))) }
+        case .pong:
+            pingSentAt = nil
+        case .close:
+            handleClose(payload, into: &actions)
+        case .text, .binary:
+            guard assembling == nil else {
+                fail(.protocolError("new message before the previous one finished"), into: &actions)
+                return
+            }
+            let kind: MessageKind = header.opcode == .text ? .text : .binary
+            if header.fin && !header.rsv1 {
+                // The common case: one frame, one message, no copy.
+                if kind == .text && !UTF8Validator.isValid(payload) {
+                    fail(WebSocketError(.invalidPayload, "invalid UTF-8 in text message"), into: &actions)
+                    return
+                }
+                deliver(Message(kind: kind, data: payload), into: &actions)
+                return
+            }
+            assembling = Assembly(kind: kind, compressed: header.rsv1, data: payload)
+            if kind == .text && !header.rsv1 && !assembling!.utf8.feed(payload) {
+                fail(WebSocketError(.invalidPayload, "invalid UTF-8 in text message"), into: &actions)
+                return
+            }
+            if header.fin { finishMessage(into: &actions) }
+        case .continuation:
+            guard assembling != nil else {
+                fail(.protocolError("continuation frame without a message to continue"), into: &actions)
+                return
+            }
+            assembling!.data.append(contentsOf: payload)
+            if assembling!.kind == .text && !assembling!.compressed && !assembling!.utf8.feed(payload) {
+                fail(WebSocketError(.invalidPayload, "invalid UTF-8 in text message"), into: &actions)
+                return
+            }
+            if header.fin { finishMessage(into: &actions) }
+        }
+    }
+
+    private mutating func finishMessage(into actions: inout [Action]) {
+        guard var message = assembling else { return }
+        assembling = nil
+        if message.compressed {
+            guard let inflater else {
+                fail(.protocolError("compressed message without permessage-deflate"), into: &actions)
+                return
+            }
+            do {
+                message.data = try inflater.decompress(message.data, limit: configuration.maxMessageSize)
+            } catch {
+                fail(error, into: &actions)
+                return
+            }
+            if message.kind == .text && !UTF8Validator.isValid(message.data) {
+                fail(WebSocketError(.invalidPayload, "invalid UTF-8 in text message"), into: &actions)
+                return
+            }
+        } else if message.kind == .text && !message.utf8.isComplete {
+            fail(WebSocketError(.invalidPayload, "text message ends inside a UTF-8 character"), into: &actions)
+            return
+        }
+        deliver(Message(kind: message.kind, data: message.data), into: &actions)
+    }
+
+    private mutating func deliver(_ message: Message, into actions: inout [Action]) {
+        // After we sent close, the peer's late messages are dropped (RFC 6455 §1.4).
+        if case .open = state { actions.append(.deliver(message)) }
+    }
+
+    private mutating func handleClose(_ payload: [UInt8], into actions: inout [Action]) {
+        var code = CloseCode.noStatus
+        var reason = ""
+        if payload.count == 1 {
+            fail(.protocolError("close frame with a 1-byte payload"), into: &actions)
+            return
+        }
+        if payload.count >= 2 {
+            code = CloseCode(UInt16(payload[0]) << 8 | UInt16(payload[1]))
+            guard code.isValidOnWire else {
+                fail(.protocolError("invalid close code \(code.rawValue)"), into: &actions)
+                return
+            }
+            let reasonBytes = Array(payload[2...])
+            guard UTF8Validator.isValid(reasonBytes) else {
+                fail(WebSocketError(.invalidPayload, "invalid UTF-8 in close reason"), into: &actions)
+                return
+            }
+            reason = String(decoding: reasonBytes, as: UTF8.self)
+        }
+        switch state {
+        case .open:
+            // Echo the peer's code (RFC 6455 §5.5.1), then close.
+            let reply = code == .noStatus ? [] : [payload[0], payload[1]]
+            actions.append(.write(encodeControl(.close, reply)))
+            state = .closed
+            actions.append(.closeConnection(code, reason))
+        case .closeSent:
+            state = .closed
+            actions.append(.closeConnection(code, reason))
+        case .closed:
+            break
+        }
+    }
+
+    /// Fails the connection: a close frame with the error's code, then close.
+    private mutating func fail(_ error: WebSocketError, into actions: inout [Action]) {
+        guard state != .closed else { return }
+        if case .open = state {
+            actions.append(.write(encodeControl(.close, FrameEncoder.closePayload(code: error.code, reason: error.reason))))
+        }
+        state = .closed
+        assembling = nil
+        pending = []
+        actions.append(.closeConnection(error.code, error.reason))
+    }
+
+    // MARK: Sending
+
+    /// Starts the close handshake: returns the close frame to write (nil when already closing).
+    public mutating func close(code: CloseCode, reason: String = "", now: UInt64) -> [UInt8]? {
+        guard case .open = state else { return nil }
+        state = .closeSent(deadline: now + configuration.closeTimeoutNanos)
+        assembling = nil
+        return encodeControl(.close, FrameEncoder.closePayload(code: code, reason: reason))
+    }
+
+    /// Whether application messages may still be sent.
+    public var canSend: Bool { state == .open }
+
+    /// Checks timers; call periodically. Appends a ping to write or a close when one is due.
+    public mutating func tick(now: UInt64, into actions: inout [Action]) {
+        switch state {
+        case .closed:
+            return
+        case .closeSent(let deadline):
+            if now >= deadline {
+                state = .closed
+                actions.append(.closeConnection(.abnormal, "close handshake timed out"))
+            }
+        case .open:
+            guard configuration.pingIntervalNanos > 0 else { return }
+            if let sent = pingSentAt {
+                if now >= sent + configuration.pongTimeoutNanos {
+                    state = .closed
+                    actions.append(.closeConnection(.abnormal, "no pong within the timeout"))
+                }
+            } else if now >= lastInbound + configuration.pingIntervalNanos {
+                pingSentAt = now
+                actions.append(.write(encodeControl(.ping, [])))
+            }
+        }
+    }
+
+    /// Encodes a control frame, masked when we are the client.
+    public mutating func encodeControl(_ opcode: Opcode, _ payload: [UInt8]) -> [UInt8] {
+        FrameEncoder.frame(opcode: opcode, payload: payload, maskKey: role == .client ? nextMaskKey() : nil)
+    }
+
+    /// A fresh masking key for a client frame (xorshift; keys need to be unpredictable to
+    /// intermediaries, not secret).
+    public mutating func nextMaskKey() -> UInt32 {
+        maskState ^= maskState << 13
+        maskState ^= maskState >> 7
+        maskState ^= maskState << 17
+        return UInt32(truncatingIfNeeded: maskState >> 16)
+    }
+}

@@ -1,0 +1,226 @@
+# shellcheck shell=bash
+# Shared helpers for Hubbub's external test scripts. Source it, don't run it:
+#
+#   source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+#
+# What it gives you:
+#   REPO_ROOT            absolute path of the repository (the cwd is set to it)
+#   die MSG...           print "error: MSG" to stderr and exit 1
+#   log MSG...           print "==> MSG" to stderr
+#   ensure_apt PKG...    install missing Debian packages (apt-get update once first)
+#   ensure_venv PKG...   create $REPO_ROOT/.venv if needed, pip-install PKG... into it,
+#                        put it first on PATH; sets VENV_PY
+#   free_port            print a free TCP port on 127.0.0.1
+#   make_tmpdir VAR      set VAR to a fresh temp dir that is removed on exit
+#   on_exit CMD...       run CMD (via eval) when the script exits, before the server stops
+#   start_hubbub ARGS... start $HUBBUB_BIN with ARGS in the background, wait for /healthz on
+#                        the --port given; sets HUBBUB_PID and HUBBUB_LOG
+#   stop_hubbub          SIGTERM the server, wait up to 10 s, then SIGKILL
+#
+# An EXIT trap (installed when this file is sourced) runs the on_exit commands and
+# stops the server whatever way the script ends. Scripts must not install their own
+# EXIT trap; use on_exit instead.
+
+if [[ -n "${_HUBBUB_LIB_SOURCED:-}" ]]; then
+    return 0
+fi
+_HUBBUB_LIB_SOURCED=1
+
+set -euo pipefail
+
+REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+export REPO_ROOT
+cd "$REPO_ROOT"
+
+export DEBIAN_FRONTEND=noninteractive
+export PIP_DISABLE_PIP_VERSION_CHECK=1
+
+: "${HUBBUB_BIN:=$REPO_ROOT/.build/release/hubbub}"
+
+HUBBUB_PID=""
+HUBBUB_LOG=""
+_HUBBUB_APT_UPDATED=""
+_HUBBUB_EXIT_CMDS=()
+
+log() { printf '==> %s\n' "$*" >&2; }
+
+die() {
+    printf 'error: %s\n' "$*" >&2
+    exit 1
+}
+
+# Run apt-get as root (directly, or through sudo when we are not root).
+_apt_get() {
+    local -a pre=()
+    if [[ "$(id -u)" -ne 0 ]]; then
+        command -v sudo >/dev/null 2>&1 || die "ensure_apt: need root (or sudo) to run apt-get $*"
+        pre=(sudo -n env DEBIAN_FRONTEND=noninteractive)
+    fi
+    "${pre[@]}" timeout 900 apt-get -o DPkg::Lock::Timeout=120 -o Dpkg::Use-Pty=0 "$@"
+}
+
+_apt_installed() {
+    [[ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || true)" == "install ok installed" ]]
+}
+
+# ensure_apt PKG... — install the Debian packages that are not installed yet.
+ensure_apt() {
+    local pkg
+    local -a missing=()
+    for pkg in "$@"; do
+        _apt_installed "$pkg" || missing+=("$pkg")
+    done
+    ((${#missing[@]} == 0)) && return 0
+    log "installing Debian packages: ${missing[*]}"
+    if [[ -z "$_HUBBUB_APT_UPDATED" ]]; then
+        _apt_get -qq update </dev/null || die "apt-get update failed"
+        _HUBBUB_APT_UPDATED=1
+    fi
+    _apt_get -y -qq --no-install-recommends install "${missing[@]}" </dev/null >/dev/null \
+        || die "apt-get install ${missing[*]} failed"
+    for pkg in "${missing[@]}"; do
+        _apt_installed "$pkg" || die "package $pkg is still not installed after apt-get install"
+    done
+}
+
+# ensure_venv PKG... — $REPO_ROOT/.venv with PKG... installed; activates it for this script.
+ensure_venv() {
+    local venv="$REPO_ROOT/.venv"
+    if [[ ! -x "$venv/bin/python" ]]; then
+        log "creating virtualenv $venv"
+        if ! python3 -m venv "$venv" >/dev/null 2>&1; then
+            # Debian splits ensurepip out of python3.
+            rm -rf "$venv"
+            ensure_apt python3-venv
+            python3 -m venv "$venv" || die "python3 -m venv $venv failed"
+        fi
+    fi
+    if (($# > 0)); then
+        # Already-satisfied requirements do not touch the network.
+        timeout 900 "$venv/bin/python" -m pip install -q "$@" </dev/null \
+            || die "pip install $* into $venv failed"
+    fi
+    VENV_PY="$venv/bin/python"
+    export VIRTUAL_ENV="$venv"
+    export PATH="$venv/bin:$PATH"
+}
+
+# free_port — a TCP port that was free on 127.0.0.1 a moment ago.
+free_port() {
+    python3 -c 'import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])
+s.close()'
+}
+
+# make_tmpdir VAR — set VAR to a temp dir removed when the script exits.
+# (It sets a variable rather than printing: a $(...) subshell could not register the cleanup.)
+make_tmpdir() {
+    local _d
+    _d="$(mktemp -d "${TMPDIR:-/tmp}/hubbub-test.XXXXXX")" || die "mktemp -d failed"
+    _HUBBUB_EXIT_CMDS+=("rm -rf '$_d'")
+    printf -v "$1" '%s' "$_d"
+}
+
+# on_exit CMD... — run CMD (a shell string) at exit. Runs before the server is stopped.
+on_exit() {
+    _HUBBUB_EXIT_CMDS+=("$*")
+}
+
+# _port_from_args ARGS... — the value of --port in ARGS.
+_port_from_args() {
+    local port=""
+    while (($# > 0)); do
+        case "$1" in
+            --port) port="${2:-}"; shift ;;
+            --port=*) port="${1#--port=}" ;;
+        esac
+        shift
+    done
+    printf '%s\n' "$port"
+}
+
+_dump_hubbub_log() {
+    if [[ -n "$HUBBUB_LOG" && -s "$HUBBUB_LOG" ]]; then
+        printf -- '----- hubbub log (%s), last 80 lines -----\n' "$HUBBUB_LOG" >&2
+        tail -n 80 "$HUBBUB_LOG" >&2
+        printf -- '----- end of hubbub log -----\n' >&2
+    fi
+}
+
+# start_hubbub ARGS... — start the server, wait until GET /healthz answers on --port.
+start_hubbub() {
+    local port
+    port="$(_port_from_args "$@")"
+    [[ "$port" =~ ^[0-9]+$ ]] || die "start_hubbub: pass --port N (got args: $*)"
+    [[ -x "$HUBBUB_BIN" ]] || die "server binary $HUBBUB_BIN not found or not executable (build it with 'swift build -c release', or set HUBBUB_BIN)"
+    [[ -z "$HUBBUB_PID" ]] || die "start_hubbub: a server is already running (pid $HUBBUB_PID)"
+    command -v curl >/dev/null 2>&1 || ensure_apt curl
+
+    HUBBUB_LOG="$(mktemp "${TMPDIR:-/tmp}/hubbub-log.XXXXXX")"
+    log "starting $HUBBUB_BIN $* (log: $HUBBUB_LOG)"
+    "$HUBBUB_BIN" "$@" >"$HUBBUB_LOG" 2>&1 </dev/null &
+    HUBBUB_PID=$!
+
+    local deadline=$((SECONDS + 30))
+    while :; do
+        if ! kill -0 "$HUBBUB_PID" 2>/dev/null; then
+            local rc=0
+            wait "$HUBBUB_PID" 2>/dev/null || rc=$?
+            HUBBUB_PID=""
+            _dump_hubbub_log
+            die "hubbub exited (status $rc) before /healthz answered on 127.0.0.1:$port"
+        fi
+        if curl -fsS -o /dev/null --max-time 2 "http://127.0.0.1:$port/healthz" 2>/dev/null; then
+            log "hubbub is up (pid $HUBBUB_PID, port $port)"
+            return 0
+        fi
+        if ((SECONDS >= deadline)); then
+            _dump_hubbub_log
+            stop_hubbub
+            die "hubbub did not answer GET http://127.0.0.1:$port/healthz within 30 s"
+        fi
+        sleep 0.2
+    done
+}
+
+# stop_hubbub — SIGTERM, up to 10 s grace, then SIGKILL. Safe to call twice.
+stop_hubbub() {
+    [[ -n "$HUBBUB_PID" ]] || return 0
+    local pid="$HUBBUB_PID"
+    HUBBUB_PID=""
+    if kill -0 "$pid" 2>/dev/null; then
+        kill -TERM "$pid" 2>/dev/null || true
+        local i
+        for ((i = 0; i < 100; i++)); do
+            kill -0 "$pid" 2>/dev/null || break
+            sleep 0.1
+        done
+        if kill -0 "$pid" 2>/dev/null; then
+            log "hubbub (pid $pid) ignored SIGTERM for 10 s; sending SIGKILL"
+            kill -KILL "$pid" 2>/dev/null || true
+        fi
+    fi
+    wait "$pid" 2>/dev/null || true
+}
+
+_hubbub_on_exit() {
+    local rc=$?
+    set +e
+    local i
+    # Registered commands run newest first.
+    for ((i = ${#_HUBBUB_EXIT_CMDS[@]} - 1; i >= 0; i--)); do
+        eval "${_HUBBUB_EXIT_CMDS[$i]}" >/dev/null 2>&1
+    done
+    stop_hubbub
+    if ((rc != 0)) && [[ -n "$HUBBUB_LOG" && -s "$HUBBUB_LOG" ]]; then
+        printf 'hubbub log kept at %s\n' "$HUBBUB_LOG" >&2
+    elif [[ -n "$HUBBUB_LOG" ]]; then
+        rm -f "$HUBBUB_LOG"
+    fi
+    exit "$rc"
+}
+trap _hubbub_on_exit EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM

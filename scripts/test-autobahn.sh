@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# Autobahn|Testsuite conformance run against Hubbub's /echo endpoint.
+#
+#   scripts/test-autobahn.sh
+#
+# Installs kosoku (PyPI; a Rust runner that drives the Autobahn TestSuite's own case files)
+# into .venv, starts hubbub on a free loopback port, runs the whole suite (every case, no
+# exclusions) against ws://127.0.0.1:PORT/echo, then reads kosoku's Autobahn-format report.
+# Passes only if every case's behavior and behaviorClose are OK, NON-STRICT or
+# INFORMATIONAL. Prints one line per failing case and, last, "autobahn: N passed, M failed".
+#
+# Environment:
+#   HUBBUB_BIN            server binary (default .build/release/hubbub)
+#   AUTOBAHN_REPORT_DIR   where to write the report (kept); default: a temp dir that is kept
+#                         only when the run fails
+#   AUTOBAHN_TIMEOUT      seconds allowed for the whole kosoku run (default 1500)
+#   AUTOBAHN_PARALLELISM  cases run at once by kosoku (default 1, as Autobahn does)
+#   AUTOBAHN_CASES        debugging only: space-separated case ids/globs to run instead of
+#                         the whole suite (e.g. "1.* 12.1.*"); the run is then marked partial
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+AUTOBAHN_TIMEOUT="${AUTOBAHN_TIMEOUT:-1500}"
+AUTOBAHN_PARALLELISM="${AUTOBAHN_PARALLELISM:-1}"
+AUTOBAHN_CASES="${AUTOBAHN_CASES:-}"
+
+ensure_venv 'kosoku==0.1.*'
+command -v kosoku >/dev/null 2>&1 || die "kosoku is not on PATH after installing it into .venv"
+
+make_tmpdir WORK
+if [[ -n "${AUTOBAHN_REPORT_DIR:-}" ]]; then
+    mkdir -p "$AUTOBAHN_REPORT_DIR"
+    REPORT_DIR="$(cd "$AUTOBAHN_REPORT_DIR" && pwd)"
+    # A previous run's per-case files would be mixed into this one's.
+    find "$REPORT_DIR" -maxdepth 1 -type f \( -name '*.json' -o -name '*.html' \) -delete
+    KEEP_REPORT=1
+else
+    REPORT_DIR="$(mktemp -d "${TMPDIR:-/tmp}/hubbub-autobahn.XXXXXX")"
+    KEEP_REPORT=0
+fi
+
+PORT="$(free_port)"
+start_hubbub --port "$PORT" --data-dir "$WORK/data"
+
+TARGET="ws://127.0.0.1:$PORT/echo"
+kosoku_args=(-m fuzzingclient -p "$AUTOBAHN_PARALLELISM" -o "$REPORT_DIR")
+PARTIAL=0
+if [[ -n "$AUTOBAHN_CASES" ]]; then
+    PARTIAL=1
+    for c in $AUTOBAHN_CASES; do kosoku_args+=(-i "$c"); done
+    log "PARTIAL RUN: only cases $AUTOBAHN_CASES (AUTOBAHN_CASES is set)"
+fi
+
+log "running kosoku ${kosoku_args[*]} $TARGET (timeout ${AUTOBAHN_TIMEOUT}s; log: $WORK/kosoku.log)"
+start=$SECONDS
+kosoku_rc=0
+timeout --kill-after=15 "$AUTOBAHN_TIMEOUT" kosoku "${kosoku_args[@]}" "$TARGET" \
+    >"$WORK/kosoku.log" 2>&1 </dev/null || kosoku_rc=$?
+log "kosoku finished in $((SECONDS - start)) s with status $kosoku_rc"
+
+server_alive=1
+kill -0 "$HUBBUB_PID" 2>/dev/null || server_alive=0
+stop_hubbub
+
+if ((kosoku_rc == 124 || kosoku_rc == 137)); then
+    tail -n 20 "$WORK/kosoku.log" >&2
+    die "kosoku did not finish within ${AUTOBAHN_TIMEOUT} s (report, if any: $REPORT_DIR)"
+fi
+
+verdict_rc=0
+"$VENV_PY" - "$REPORT_DIR" "$PARTIAL" "$WORK/count" <<'PY' || verdict_rc=$?
+import json
+import os
+import sys
+
+report_dir, partial, count_file = sys.argv[1], sys.argv[2] == "1", sys.argv[3]
+ACCEPTED = {"OK", "NON-STRICT", "INFORMATIONAL"}
+
+index_path = os.path.join(report_dir, "index.json")
+if not os.path.exists(index_path):
+    print(f"autobahn: no report written ({index_path} is missing)", file=sys.stderr)
+    with open(count_file, "w") as f:
+        f.write("autobahn: 0 passed, 0 failed\n")
+    sys.exit(1)
+with open(index_path) as f:
+    index = json.load(f)  # {agent: {case_id: {behavior, behaviorClose, reportfile, ...}}}
+
+def sort_key(case_id):
+    return [int(p) if p.isdigit() else p for p in case_id.split(".")]
+
+results = {}
+for agent, cases in index.items():
+    for case_id, entry in cases.items():
+        results[(case_id, agent)] = entry
+
+passed = failed = 0
+for case_id, agent in sorted(results, key=lambda k: (sort_key(k[0]), k[1])):
+    entry = results[(case_id, agent)]
+    behavior, behavior_close = entry.get("behavior"), entry.get("behaviorClose")
+    if behavior in ACCEPTED and behavior_close in ACCEPTED:
+        passed += 1
+        continue
+    failed += 1
+    description = ""
+    try:
+        with open(os.path.join(report_dir, entry["reportfile"])) as f:
+            detail = json.load(f)
+        description = " ".join(detail.get("description", "").split())
+        reason = detail.get("result") if behavior not in ACCEPTED else detail.get("resultClose")
+        if reason:
+            description += f" [{' '.join(str(reason).split())}]"
+    except (OSError, KeyError, ValueError) as err:
+        description = f"(no case report: {err})"
+    if len(description) > 300:
+        description = description[:297] + "..."
+    print(f"FAIL {case_id}: behavior={behavior} behaviorClose={behavior_close} -- {description}")
+
+# Cases of the suite that never made it into the report count as failures too.
+if not partial:
+    try:
+        from kosoku.cases import CASES
+        ran = {case_id for case_id, _ in results}
+        for case_id in CASES:
+            if case_id not in ran:
+                failed += 1
+                print(f"FAIL {case_id}: behavior=MISSING behaviorClose=MISSING -- not in the report")
+    except Exception as err:  # the report still decides; say why the cross-check was skipped
+        print(f"note: could not list kosoku's cases to cross-check the report: {err}", file=sys.stderr)
+
+# The shell prints this line last, after any other message.
+with open(count_file, "w") as f:
+    f.write(f"autobahn: {passed} passed, {failed} failed\n")
+if passed + failed == 0:
+    print("autobahn: no case ran", file=sys.stderr)
+    sys.exit(1)
+sys.exit(1 if failed else 0)
+PY
+
+if ((server_alive == 0)); then
+    echo "error: hubbub was no longer running when kosoku finished (it crashed or exited during the run)" >&2
+    verdict_rc=1
+fi
+if ((verdict_rc == 0 && kosoku_rc != 0)); then
+    # kosoku exits 1 when a case fails; with every case passing it should have exited 0.
+    tail -n 20 "$WORK/kosoku.log" >&2
+    echo "error: kosoku exited with status $kosoku_rc although the report shows no failure" >&2
+    verdict_rc=1
+fi
+
+if ((verdict_rc != 0)); then
+    echo "Autobahn report kept at $REPORT_DIR (open index.html; kosoku log: see above)" >&2
+    cp "$WORK/kosoku.log" "$REPORT_DIR/kosoku.log" 2>/dev/null || true
+elif ((KEEP_REPORT == 0)); then
+    rm -rf "$REPORT_DIR"
+else
+    log "report in $REPORT_DIR"
+fi
+if ((PARTIAL == 1)); then
+    echo "note: partial run (AUTOBAHN_CASES=$AUTOBAHN_CASES) -- not a full conformance result" >&2
+fi
+if [[ -s "$WORK/count" ]]; then
+    cat "$WORK/count"
+else
+    echo "autobahn: 0 passed, 0 failed"
+    verdict_rc=1
+fi
+exit "$verdict_rc"

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Interop run: Hubbub (ws and wss) against Python's `websockets` client, via pytest.
+#
+#   scripts/test-interop.sh [PYTEST ARGS...]
+#
+# Makes the dev certificate, ensures .venv has websockets and pytest, starts hubbub with a
+# plain and a TLS listener on free loopback ports, runs scripts/test-interop-python.py and
+# exits with pytest's status. Extra arguments go to pytest (e.g. -k echo, -x).
+#
+# Environment: HUBBUB_BIN (default .build/release/hubbub), INTEROP_TIMEOUT (seconds for the
+# pytest run, default 600).
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+INTEROP_TIMEOUT="${INTEROP_TIMEOUT:-600}"
+
+bash "$REPO_ROOT/config/make-dev-cert.sh" >/dev/null
+CERT="$REPO_ROOT/config/dev-cert/cert.pem"
+KEY="$REPO_ROOT/config/dev-cert/key.pem"
+
+ensure_venv 'websockets>=13' 'pytest>=8'
+
+make_tmpdir WORK
+PORT="$(free_port)"
+TLS_PORT="$(free_port)"
+while [[ "$TLS_PORT" == "$PORT" ]]; do TLS_PORT="$(free_port)"; done
+
+start_hubbub --port "$PORT" --tls-port "$TLS_PORT" --tls-cert "$CERT" --tls-key "$KEY" \
+    --data-dir "$WORK/data"
+
+export HUBBUB_WS="ws://127.0.0.1:$PORT"
+export HUBBUB_WSS="wss://127.0.0.1:$TLS_PORT"
+export HUBBUB_CA="$CERT"
+
+log "running pytest scripts/test-interop-python.py against $HUBBUB_WS and $HUBBUB_WSS"
+rc=0
+timeout --kill-after=15 "$INTEROP_TIMEOUT" "$VENV_PY" -m pytest \
+    -p no:cacheprovider -p no:asyncio --import-mode=importlib --rootdir "$REPO_ROOT/scripts" \
+    -o console_output_style=classic -rfE \
+    "$REPO_ROOT/scripts/test-interop-python.py" "$@" </dev/null || rc=$?
+
+if ((rc == 124 || rc == 137)); then
+    echo "error: pytest did not finish within ${INTEROP_TIMEOUT} s" >&2
+elif ! kill -0 "$HUBBUB_PID" 2>/dev/null; then
+    echo "error: hubbub was no longer running at the end of the tests" >&2
+    ((rc != 0)) || rc=1
+fi
+stop_hubbub
+exit "$rc"

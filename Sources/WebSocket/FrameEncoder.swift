@@ -51,6 +51,21 @@ public enum FrameEncoder {
         }
     }
 
+    /// A complete frame in one stable allocation, ready to queue for `writev`.
+    public static func sharedFrame(opcode: Opcode, payload: UnsafeRawBufferPointer, fin: Bool = true, rsv1: Bool = false,
+                                   maskKey: UInt32? = nil) -> SharedBytes {
+        let h = headerLength(payload: payload.count, masked: maskKey != nil)
+        return SharedBytes.create(count: h + payload.count) { raw in
+            let written = writeHeader(into: raw, opcode: opcode, fin: fin, rsv1: rsv1, length: payload.count, maskKey: maskKey)
+            let body = UnsafeMutableRawBufferPointer(rebasing: raw[written..<(written + payload.count)])
+            if let key = maskKey {
+                Masking.apply(key: key, from: payload, to: body)
+            } else if payload.count > 0 {
+                body.copyMemory(from: payload)
+            }
+        }
+    }
+
     /// A complete frame from an array payload.
     @inlinable
     public static func frame(opcode: Opcode, payload: [UInt8], fin: Bool = true, rsv1: Bool = false, maskKey: UInt32? = nil) -> [UInt8] {

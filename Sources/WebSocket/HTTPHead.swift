@@ -52,11 +52,14 @@ public struct HTTPError: Error, Equatable, Sendable {
     public var message: String
     /// Extra response headers (for instance `Sec-WebSocket-Version: 13` with 426).
     public var headers: [String: String]
+    /// A short, fixed label for metrics (`bad_key`, `version`, `too_large`, ...).
+    public var label: String
 
-    public init(_ status: Int, _ message: String, headers: [String: String] = [:]) {
+    public init(_ status: Int, _ message: String, headers: [String: String] = [:], label: String? = nil) {
         self.status = status
         self.message = message
         self.headers = headers
+        self.label = label ?? "http_\(status)"
     }
 }
 
@@ -137,7 +140,7 @@ public struct HTTPHeadParser {
     private mutating func fail(_ status: Int, _ message: String) -> Result {
         state = .failed
         buffer = []
-        return .error(HTTPError(status, message))
+        return .error(HTTPError(status, message, label: status == 431 ? "too_large" : "malformed"))
     }
 
     private mutating func parse(_ bytes: ArraySlice<UInt8>, remainder: [UInt8]) -> Result {

@@ -41,31 +41,31 @@ public enum Handshake {
     /// which status to refuse it with and why.
     public static func accept(_ head: HTTPHead, policy: ServerPolicy) -> Result<Accepted, HTTPError> {
         guard head.method == "GET" else {
-            return .failure(HTTPError(405, "WebSocket upgrade needs GET, not \(head.method)", headers: ["Allow": "GET"]))
+            return .failure(HTTPError(405, "WebSocket upgrade needs GET, not \(head.method)", headers: ["Allow": "GET"], label: "method"))
         }
         guard head.startLine.2 == "HTTP/1.1" else {
-            return .failure(HTTPError(505, "WebSocket upgrade needs HTTP/1.1"))
+            return .failure(HTTPError(505, "WebSocket upgrade needs HTTP/1.1", label: "http_version"))
         }
         guard let host = head.value("Host"), !host.isEmpty, head.values("Host").count == 1 else {
-            return .failure(HTTPError(400, "missing or repeated Host header"))
+            return .failure(HTTPError(400, "missing or repeated Host header", label: "host"))
         }
         guard head.hasToken("Upgrade", "websocket") else {
-            return .failure(HTTPError(400, "Upgrade header must be websocket"))
+            return .failure(HTTPError(400, "Upgrade header must be websocket", label: "upgrade_header"))
         }
         guard head.hasToken("Connection", "upgrade") else {
-            return .failure(HTTPError(400, "Connection header must include Upgrade"))
+            return .failure(HTTPError(400, "Connection header must include Upgrade", label: "connection_header"))
         }
         guard let version = head.value("Sec-WebSocket-Version"), version == "13" else {
-            return .failure(HTTPError(426, "unsupported Sec-WebSocket-Version (only 13)", headers: ["Sec-WebSocket-Version": "13"]))
+            return .failure(HTTPError(426, "unsupported Sec-WebSocket-Version (only 13)", headers: ["Sec-WebSocket-Version": "13"], label: "version"))
         }
         guard head.values("Sec-WebSocket-Key").count == 1, let key = head.value("Sec-WebSocket-Key") else {
-            return .failure(HTTPError(400, "missing Sec-WebSocket-Key"))
+            return .failure(HTTPError(400, "missing Sec-WebSocket-Key", label: "key"))
         }
         guard let decoded = Base64.decode(key), decoded.count == 16 else {
-            return .failure(HTTPError(400, "Sec-WebSocket-Key must be 16 bytes in base64"))
+            return .failure(HTTPError(400, "Sec-WebSocket-Key must be 16 bytes in base64", label: "key"))
         }
         if !policy.allowedOrigins.isEmpty, let origin = head.value("Origin"), !policy.allowedOrigins.contains(origin) {
-            return .failure(HTTPError(403, "origin \(origin) is not allowed"))
+            return .failure(HTTPError(403, "origin \(origin) is not allowed", label: "origin"))
         }
         var subprotocol: String?
         if let offered = head.value("Sec-WebSocket-Protocol") {

@@ -7,22 +7,22 @@ public final class OutboundMessage: Sendable {
     public let kind: MessageKind
     public let payload: [UInt8]
     /// The uncompressed, unmasked server frame.
-    public let frame: [UInt8]
-    private let compressed = Mutex<[Int: [UInt8]]>([:])
+    public let frame: SharedBytes
+    private let compressed = Mutex<[Int: SharedBytes]>([:])
 
     public init(kind: MessageKind, payload: [UInt8]) {
         self.kind = kind
         self.payload = payload
-        self.frame = FrameEncoder.frame(opcode: kind.opcode, payload: payload)
+        self.frame = payload.withUnsafeBytes { FrameEncoder.sharedFrame(opcode: kind.opcode, payload: $0) }
     }
 
     public convenience init(text: String) { self.init(kind: .text, payload: Array(text.utf8)) }
 
     /// The RSV1 frame compressed with a fresh context and `windowBits`.
-    public func compressedFrame(windowBits: Int, pool: DeflaterPool) -> [UInt8] {
+    public func compressedFrame(windowBits: Int, pool: DeflaterPool) -> SharedBytes {
         if let hit = compressed.withLock({ $0[windowBits] }) { return hit }
         let body = pool.withDeflater(windowBits: windowBits) { $0.compress(payload) }
-        let built = FrameEncoder.frame(opcode: kind.opcode, payload: body, rsv1: true)
+        let built = body.withUnsafeBytes { FrameEncoder.sharedFrame(opcode: kind.opcode, payload: $0, rsv1: true) }
         compressed.withLock { $0[windowBits] = built }
         return built
     }

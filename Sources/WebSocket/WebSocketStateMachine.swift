@@ -13,14 +13,18 @@ public struct WebSocketStateMachine {
         public var pongTimeoutNanos: UInt64
         /// Wait this long for the peer's close frame after sending ours, then drop the connection.
         public var closeTimeoutNanos: UInt64
+        /// Close (1001, "idle timeout") after this long without any inbound data, pongs included (0: never).
+        public var idleTimeoutNanos: UInt64
 
         public init(maxFrameSize: Int = 16 << 20, maxMessageSize: Int = 16 << 20, pingIntervalNanos: UInt64 = 30_000_000_000,
-                    pongTimeoutNanos: UInt64 = 10_000_000_000, closeTimeoutNanos: UInt64 = 5_000_000_000) {
+                    pongTimeoutNanos: UInt64 = 10_000_000_000, closeTimeoutNanos: UInt64 = 5_000_000_000,
+                    idleTimeoutNanos: UInt64 = 120_000_000_000) {
             self.maxFrameSize = maxFrameSize
             self.maxMessageSize = maxMessageSize
             self.pingIntervalNanos = pingIntervalNanos
             self.pongTimeoutNanos = pongTimeoutNanos
             self.closeTimeoutNanos = closeTimeoutNanos
+            self.idleTimeoutNanos = idleTimeoutNanos
         }
     }
 
@@ -62,6 +66,8 @@ public struct WebSocketStateMachine {
     private var lastInbound: UInt64
     private var pingSentAt: UInt64?
     private var maskState: UInt64
+    /// Frames parsed so far (for metrics; the transport reads and resets it).
+    public var framesReceived = 0
 
     /// A message in the middle of reassembly.
     struct Assembly {
@@ -136,6 +142,7 @@ public struct WebSocketStateMachine {
             let raw = UnsafeRawBufferPointer(rebasing: rest[header.headerLength..<total])
             let payload = header.maskKey.map { Masking.unmask(key: $0, raw) } ?? Array(raw)
             offset += total
+            framesReceived += 1
             handleFrame(header, payload, into: &actions)
         }
         return offset
@@ -285,6 +292,10 @@ public struct WebSocketStateMachine {
                 actions.append(.closeConnection(.abnormal, "close handshake timed out"))
             }
         case .open:
+            if configuration.idleTimeoutNanos > 0 && now >= lastInbound + configuration.idleTimeoutNanos {
+                if let frame = close(code: .goingAway, reason: "idle timeout", now: now) { actions.append(.write(frame)) }
+                return
+            }
             guard configuration.pingIntervalNanos > 0 else { return }
             if let sent = pingSentAt {
                 if now >= sent + configuration.pongTimeoutNanos {

@@ -1,0 +1,35 @@
+import WebSocket
+
+/// Identifies a connection from any thread, safely: sends to a connection that has gone are
+/// dropped, even if its file descriptor number was reused by a newer connection.
+public struct ConnectionHandle: Sendable, Hashable, CustomStringConvertible {
+    public let loop: EventLoop
+    let fd: Int32
+    let generation: UInt32
+
+    public static func == (a: ConnectionHandle, b: ConnectionHandle) -> Bool {
+        a.loop === b.loop && a.fd == b.fd && a.generation == b.generation
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(ObjectIdentifier(loop))
+        hasher.combine(fd)
+        hasher.combine(generation)
+    }
+
+    public var description: String { "conn(\(loop.index):\(fd):\(generation))" }
+
+    /// Queues a message for this connection (encoded and compressed once, shared).
+    public func send(_ message: OutboundMessage) { loop.submit(.send(self, message)) }
+
+    /// Starts the close handshake.
+    public func close(code: CloseCode, reason: String = "") { loop.submit(.close(self, code, reason)) }
+}
+
+/// Work handed to a loop from other threads.
+enum LoopTask {
+    case send(ConnectionHandle, OutboundMessage)
+    case sendMany([ConnectionHandle], OutboundMessage)
+    case close(ConnectionHandle, CloseCode, String)
+    case run(@Sendable (EventLoop) -> Void)
+}

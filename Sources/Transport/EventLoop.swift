@@ -1,0 +1,311 @@
+import CLinux
+import Logging
+import Synchronization
+import WebSocket
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One thread with its own epoll instance. It owns its connections: everything about a
+/// connection happens on its loop's thread; other threads reach it through `submit`.
+public final class EventLoop: @unchecked Sendable {
+    public let index: Int
+    let epfd: Int32
+    private let wakeFD: Int32
+    private let timerFD: Int32
+    let configuration: TransportConfiguration
+    let shared: SharedState
+
+    /// Connections by file descriptor (descriptors are small and dense).
+    var connections: [WebSocketConnection?] = []
+    private var listeners: [Int32: Bool] = [:] // fd -> TLS
+    /// Connections with bytes queued since the last flush.
+    var dirty: [WebSocketConnection] = []
+    private let inbox = Mutex<[LoopTask]>([])
+    private let wakePending = Atomic<Bool>(false)
+    private var generation: UInt32 = 0
+
+    let readBuffer: UnsafeMutableRawBufferPointer
+    let plainBuffer: UnsafeMutableRawBufferPointer
+    let iovecs: UnsafeMutableBufferPointer<iovec>
+    var actions: [WebSocketStateMachine.Action] = []
+    /// Inflates for connections whose client resets its context per message (one at a time).
+    let sharedInflater = Inflater(noContextTakeover: true)
+    var stats = LoopStats()
+    private(set) var now: UInt64 = monotonicNanos()
+
+    private var stopDeadline: UInt64?
+    private var running = true
+    private let done = Mutex<Bool>(false)
+
+    struct SharedState: Sendable {
+        let application: (any ServerApplication)?
+        let tls: TLSContext?
+        let limiter: ConnectionLimiter
+        let metrics: TransportMetrics
+        let deflaters: DeflaterPool
+        let logger: Logger
+    }
+
+    init(index: Int, configuration: TransportConfiguration, shared: SharedState) throws {
+        self.index = index
+        self.configuration = configuration
+        self.shared = shared
+        epfd = clinux_epoll_create()
+        wakeFD = clinux_eventfd()
+        timerFD = clinux_timerfd(Int32(max(10, configuration.tickIntervalMillis)))
+        guard epfd >= 0, wakeFD >= 0, timerFD >= 0 else { throw TransportError.system("epoll/eventfd/timerfd", clinux_errno()) }
+        readBuffer = .allocate(byteCount: 256 * 1024, alignment: 16)
+        plainBuffer = .allocate(byteCount: 256 * 1024, alignment: 16)
+        iovecs = .allocate(capacity: 64)
+        _ = clinux_epoll_add(epfd, wakeFD, UInt32(CLINUX_EPOLLIN), UInt64(wakeFD))
+        _ = clinux_epoll_add(epfd, timerFD, UInt32(CLINUX_EPOLLIN), UInt64(timerFD))
+    }
+
+    deinit {
+        readBuffer.deallocate()
+        plainBuffer.deallocate()
+        iovecs.deallocate()
+        _ = clinux_close(epfd)
+        _ = clinux_close(wakeFD)
+        _ = clinux_close(timerFD)
+    }
+
+    // MARK: Cross-thread entry
+
+    /// Hands work to this loop from any thread; wakes it at most once per batch.
+    func submit(_ task: LoopTask) {
+        inbox.withLock { $0.append(task) }
+        wake()
+    }
+
+    /// Runs `body` on this loop's thread.
+    public func execute(_ body: @escaping @Sendable (EventLoop) -> Void) { submit(.run(body)) }
+
+    /// Sends one message to many connections of this loop with a single wake-up.
+    public func send(_ message: OutboundMessage, to handles: [ConnectionHandle]) {
+        submit(.sendMany(handles, message))
+    }
+
+    private func wake() {
+        if !wakePending.exchange(true, ordering: .acquiringAndReleasing) {
+            _ = clinux_eventfd_signal(wakeFD)
+        }
+    }
+
+    // MARK: Listening
+
+    func addListener(fd: Int32, tls: Bool) {
+        listeners[fd] = tls
+        _ = clinux_epoll_add(epfd, fd, UInt32(CLINUX_EPOLLIN), UInt64(fd))
+    }
+
+    private func closeListeners() {
+        for fd in listeners.keys {
+            _ = clinux_epoll_del(epfd, fd)
+            _ = clinux_close(fd)
+        }
+        listeners = [:]
+    }
+
+    // MARK: The loop
+
+    func run() {
+        let events = UnsafeMutablePointer<clinux_event>.allocate(capacity: 512)
+        defer { events.deallocate() }
+        while running {
+            let n = clinux_epoll_wait(epfd, events, 512, dirty.isEmpty ? -1 : 0)
+            now = monotonicNanos()
+            if n > 0 {
+                for i in 0..<Int(n) {
+                    let fd = Int32(truncatingIfNeeded: events[i].data)
+                    let mask = events[i].events
+                    if fd == wakeFD {
+                        _ = clinux_eventfd_drain(wakeFD)
+                        drainInbox()
+                    } else if fd == timerFD {
+                        _ = clinux_timerfd_drain(timerFD)
+                        tick()
+                    } else if let tls = listeners[fd] {
+                        acceptAll(listenFD: fd, tls: tls)
+                    } else if let c = connection(fd) {
+                        if mask & UInt32(CLINUX_EPOLLOUT) != 0 { c.writable() }
+                        if mask & UInt32(CLINUX_EPOLLIN | CLINUX_EPOLLHUP | CLINUX_EPOLLERR | CLINUX_EPOLLRDHUP) != 0 {
+                            if c.phase != .closed { c.readable() }
+                        }
+                    }
+                }
+            }
+            flushDirty()
+        }
+        done.withLock { $0 = true }
+    }
+
+    @inline(__always) func connection(_ fd: Int32) -> WebSocketConnection? {
+        Int(fd) < connections.count ? connections[Int(fd)] : nil
+    }
+
+    func connection(for handle: ConnectionHandle) -> WebSocketConnection? {
+        guard let c = connection(handle.fd), c.generation == handle.generation else { return nil }
+        return c
+    }
+
+    func markDirty(_ c: WebSocketConnection) {
+        if !c.dirty {
+            c.dirty = true
+            dirty.append(c)
+        }
+    }
+
+    private func flushDirty() {
+        var i = 0
+        while i < dirty.count {
+            let c = dirty[i]
+            c.dirty = false
+            c.flush()
+            i += 1
+        }
+        dirty.removeAll(keepingCapacity: true)
+    }
+
+    private func drainInbox() {
+        wakePending.store(false, ordering: .releasing)
+        let tasks = inbox.withLock { q -> [LoopTask] in
+            let t = q
+            q.removeAll(keepingCapacity: true)
+            return t
+        }
+        for task in tasks {
+            switch task {
+            case .send(let h, let m):
+                connection(for: h)?.send(m)
+            case .sendMany(let hs, let m):
+                for h in hs { connection(for: h)?.send(m) }
+            case .close(let h, let code, let reason):
+                connection(for: h)?.close(code: code, reason: reason)
+            case .run(let body):
+                body(self)
+            }
+        }
+    }
+
+    private func tick() {
+        shared.metrics.publish(stats)
+        stats = LoopStats()
+        for case let c? in connections { c.tick(now: now) }
+        if let deadline = stopDeadline {
+            let open = connections.contains { $0 != nil }
+            if !open || now >= deadline {
+                for case let c? in connections { c.closeNow(code: .goingAway, reason: "shutdown") }
+                running = false
+            }
+        }
+    }
+
+    // MARK: Accepting
+
+    private func acceptAll(listenFD: Int32, tls: Bool) {
+        var addr = [CChar](repeating: 0, count: 64)
+        for _ in 0..<256 {
+            let fd = clinux_accept(listenFD, &addr, Int32(addr.count))
+            if fd < 0 {
+                let e = clinux_errno()
+                if e == EMFILE || e == ENFILE {
+                    shared.logger.error("accept: out of file descriptors", metadata: ["errno": "\(e)"])
+                }
+                return
+            }
+            let ip = String(decoding: addr.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if let refusal = shared.limiter.admit(ip) {
+                shared.metrics.handshakeFailed(refusal)
+                // Tell an HTTP client why before closing (best effort; the socket is fresh).
+                let body = HTTPResponse.make(status: 503, body: Array("\(refusal.replacingUnderscores) reached\n".utf8))
+                body.withUnsafeBytes { b in
+                    var v = iovec(iov_base: UnsafeMutableRawPointer(mutating: b.baseAddress), iov_len: b.count)
+                    _ = clinux_writev(fd, &v, 1)
+                }
+                _ = clinux_close(fd)
+                continue
+            }
+            adopt(fd: fd, ip: ip, tls: tls ? shared.tls : nil, client: nil)
+        }
+    }
+
+    /// Registers a new socket as a connection of this loop.
+    @discardableResult
+    func adopt(fd: Int32, ip: String, tls: TLSContext?, client: ClientSetup?) -> WebSocketConnection? {
+        generation &+= 1
+        let c: WebSocketConnection
+        do {
+            c = try WebSocketConnection(loop: self, fd: fd, generation: generation, remoteAddress: ip, tls: tls, client: client)
+        } catch {
+            shared.logger.warning("cannot set up TLS for a connection", metadata: ["error": "\(error)"])
+            if client == nil { shared.limiter.release(ip) }
+            _ = clinux_close(fd)
+            return nil
+        }
+        if Int(fd) >= connections.count {
+            connections.append(contentsOf: repeatElement(nil, count: max(Int(fd) + 1 - connections.count, connections.count)))
+        }
+        connections[Int(fd)] = c
+        let events = UInt32(CLINUX_EPOLLIN | CLINUX_EPOLLRDHUP) | (client != nil ? UInt32(CLINUX_EPOLLOUT) : 0)
+        c.epollOut = client != nil
+        _ = clinux_epoll_add(epfd, fd, events, UInt64(fd))
+        return c
+    }
+
+    func forget(_ c: WebSocketConnection) {
+        _ = clinux_epoll_del(epfd, c.fd)
+        if connection(c.fd) === c { connections[Int(c.fd)] = nil }
+    }
+
+    func setWriteInterest(_ c: WebSocketConnection, _ on: Bool) {
+        guard c.epollOut != on else { return }
+        c.epollOut = on
+        let events = UInt32(CLINUX_EPOLLIN | CLINUX_EPOLLRDHUP) | (on ? UInt32(CLINUX_EPOLLOUT) : 0)
+        _ = clinux_epoll_mod(epfd, c.fd, events, UInt64(c.fd))
+    }
+
+    // MARK: Shutdown
+
+    /// Stops accepting, starts the close handshake (1001 `restart`) with every WebSocket,
+    /// closes everything else, and ends the loop once all are gone or `timeout` passed.
+    func beginShutdown(timeoutNanos: UInt64) {
+        execute { loop in
+            loop.closeListeners()
+            loop.stopDeadline = loop.now + timeoutNanos
+            for case let c? in loop.connections {
+                if c.phase == .webSocket {
+                    c.close(code: .goingAway, reason: "restart")
+                } else if !c.isClient {
+                    c.closeNow(code: .goingAway, reason: "shutdown")
+                }
+            }
+            loop.flushDirty()
+        }
+    }
+
+    var isDone: Bool { done.withLock { $0 } }
+
+    /// Ends the loop at once (tests and clients).
+    func stop() { execute { $0.running = false } }
+}
+
+/// A failure of the transport itself.
+public enum TransportError: Error, CustomStringConvertible {
+    case system(String, Int32)
+    case listen(String, Int, Int32)
+    case connect(String)
+
+    public var description: String {
+        switch self {
+        case .system(let what, let e): return "\(what) failed: \(String(cString: strerror(e)))"
+        case .listen(let host, let port, let e): return "cannot listen on \(host):\(port): \(String(cString: strerror(e)))"
+        case .connect(let why): return "connect failed: \(why)"
+        }
+    }
+}
+
+extension String {
+    var replacingUnderscores: String { String(map { $0 == "_" ? " " : $0 }) }
+}

@@ -1,0 +1,93 @@
+import CLinux
+import WebSocket
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Bytes waiting to be written to one socket: shared, immutable chunks written with `writev`.
+/// Bounded by the owner (a queue over its limit marks a slow consumer).
+struct OutboundQueue {
+    private var chunks: [SharedBytes] = []
+    /// Index of the first chunk not fully written.
+    private var head = 0
+    /// Bytes of `chunks[head]` already written.
+    private var headOffset = 0
+    /// Bytes not yet written.
+    private(set) var pendingBytes = 0
+
+    var isEmpty: Bool { head == chunks.count }
+
+    mutating func append(_ chunk: SharedBytes) {
+        guard chunk.count > 0 else { return }
+        chunks.append(chunk)
+        pendingBytes += chunk.count
+    }
+
+    /// Drops every chunk that has not started going out (a partly written frame must finish,
+    /// or the peer would see a corrupt stream).
+    mutating func dropUnstarted() {
+        let keep = headOffset > 0 ? head + 1 : head
+        guard keep < chunks.count else { return }
+        for c in chunks[keep...] { pendingBytes -= c.count }
+        chunks.removeSubrange(keep...)
+    }
+
+    /// Outcome of a write attempt.
+    enum WriteResult {
+        /// Everything queued was written.
+        case drained
+        /// The socket's buffer is full; wait for EPOLLOUT.
+        case blocked
+        /// The socket failed (errno).
+        case failed(Int32)
+    }
+
+    /// Writes as much as the socket takes, up to `iovecs.count` chunks per system call.
+    mutating func write(to fd: Int32, iovecs: UnsafeMutableBufferPointer<iovec>, written: inout Int) -> WriteResult {
+        while head < chunks.count {
+            var n = 0
+            var i = head
+            while i < chunks.count && n < iovecs.count {
+                let c = chunks[i]
+                let skip = i == head ? headOffset : 0
+                iovecs[n] = iovec(iov_base: UnsafeMutableRawPointer(mutating: c.baseAddress + skip), iov_len: c.count - skip)
+                n += 1
+                i += 1
+            }
+            let rc = clinux_writev(fd, iovecs.baseAddress, Int32(n))
+            if rc < 0 {
+                let e = clinux_errno()
+                if e == EAGAIN || e == EWOULDBLOCK { return .blocked }
+                return .failed(e)
+            }
+            written += rc
+            consume(rc)
+            if rc == 0 { return .blocked }
+        }
+        return .drained
+    }
+
+    private mutating func consume(_ count: Int) {
+        var left = count
+        pendingBytes -= count
+        while left > 0 {
+            let available = chunks[head].count - headOffset
+            if left >= available {
+                left -= available
+                head += 1
+                headOffset = 0
+            } else {
+                headOffset += left
+                left = 0
+            }
+        }
+        if head == chunks.count {
+            // Free the storage while idle: idle connections should cost next to nothing.
+            chunks = []
+            head = 0
+        } else if head >= 64 && head * 2 >= chunks.count {
+            chunks.removeFirst(head)
+            head = 0
+        }
+    }
+}

@@ -1,0 +1,488 @@
+import CLinux
+import WebSocket
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One TCP connection on its loop: TLS (optional), the HTTP head, then WebSocket frames.
+/// Confined to its loop's thread; use `handle` to reach it from elsewhere.
+public final class WebSocketConnection {
+    /// Where the connection is in its life.
+    enum Phase: Equatable {
+        /// Client only: the TCP connect is in progress.
+        case connecting
+        /// The TLS handshake is in progress.
+        case tlsHandshake
+        /// Reading the HTTP request (server) or the upgrade response (client).
+        case httpHead
+        /// WebSocket frames flow.
+        case webSocket
+        /// Writing the last bytes (a close frame or an HTTP answer), then closing.
+        case closing
+        /// Closed and forgotten by the loop.
+        case closed
+    }
+
+    unowned let loop: EventLoop
+    let fd: Int32
+    let generation: UInt32
+    /// The peer's IP address.
+    public let remoteAddress: String
+    let isClient: Bool
+    var phase: Phase
+    var dirty = false
+    var epollOut = false
+
+    private var http: HTTPHeadParser?
+    private var ws: WebSocketStateMachine?
+    private var tls: TLSSession?
+    private var queue = OutboundQueue()
+    private var handler: (any WebSocketHandler)?
+    private var deflate: PerMessageDeflate.Parameters?
+    /// This connection's own compressor, only when its compression keeps context between messages.
+    private var ownDeflater: Deflater?
+    private var client: ClientSetup?
+    /// Handshake deadline, or close deadline while closing (0: none).
+    private var deadline: UInt64
+    private var closeCode = CloseCode.abnormal
+    private var closeReason = ""
+
+    /// The subprotocol agreed in the handshake.
+    public private(set) var subprotocol: String?
+    /// The request path the WebSocket was opened on.
+    public private(set) var path = ""
+    /// Whether the connection runs over TLS.
+    public var isSecure: Bool { tls != nil }
+    /// The negotiated permessage-deflate parameters.
+    public var compression: PerMessageDeflate.Parameters? { deflate }
+    /// Free for the application to hang its per-connection state on (loop thread only).
+    public var userInfo: AnyObject?
+
+    /// A thread-safe reference to this connection.
+    public var handle: ConnectionHandle { ConnectionHandle(loop: loop, fd: fd, generation: generation) }
+
+    init(loop: EventLoop, fd: Int32, generation: UInt32, remoteAddress: String, tls: TLSContext?, client: ClientSetup?) throws {
+        self.loop = loop
+        self.fd = fd
+        self.generation = generation
+        self.remoteAddress = remoteAddress
+        self.isClient = client != nil
+        self.client = client
+        if let tls { self.tls = try TLSSession(context: tls, isServer: client == nil, serverName: client?.serverName) }
+        deadline = loop.now + (client?.handshakeTimeoutNanos ?? loop.configuration.handshakeTimeoutNanos)
+        if client != nil {
+            phase = .connecting
+        } else {
+            phase = tls != nil ? .tlsHandshake : .httpHead
+            http = HTTPHeadParser(kind: .request, limits: loop.configuration.http)
+        }
+    }
+
+    // MARK: Events from the loop
+
+    func readable() {
+        if phase == .connecting { return writable() }
+        let n = clinux_read(fd, loop.readBuffer.baseAddress, loop.readBuffer.count)
+        if n <= 0 {
+            if n < 0 && (clinux_errno() == EAGAIN || clinux_errno() == EWOULDBLOCK) { return }
+            return peerClosed()
+        }
+        loop.stats.bytesIn += n
+        let bytes = UnsafeRawBufferPointer(rebasing: loop.readBuffer[0..<n])
+        if let tls {
+            tls.feedCiphertext(bytes)
+            driveTLS()
+        } else {
+            received(bytes)
+        }
+    }
+
+    func writable() {
+        if phase == .connecting {
+            let err = clinux_socket_error(fd)
+            if err != 0 { return failClient("TCP connect: \(String(cString: strerror(err)))") }
+            loop.setWriteInterest(self, false)
+            if tls != nil {
+                phase = .tlsHandshake
+                driveTLS()
+            } else {
+                sendClientRequest()
+            }
+            return
+        }
+        flush()
+    }
+
+    private func peerClosed() {
+        if phase == .closing { closeNow(code: closeCode, reason: closeReason) } else { closeNow(code: .abnormal, reason: "connection dropped") }
+    }
+
+    func tick(now: UInt64) {
+        switch phase {
+        case .connecting, .tlsHandshake, .httpHead:
+            if deadline != 0 && now >= deadline {
+                loop.shared.metrics.handshakeFailed("timeout")
+                if isClient { failClient("handshake timed out") } else { closeNow(code: .abnormal, reason: "handshake timeout") }
+            }
+        case .webSocket:
+            var actions = takeActions()
+            ws!.tick(now: now, into: &actions)
+            perform(&actions)
+        case .closing:
+            if now >= deadline { closeNow(code: closeCode, reason: closeReason) }
+        case .closed:
+            break
+        }
+    }
+
+    // MARK: TLS
+
+    private func driveTLS() {
+        guard let tls else { return }
+        if !tls.handshakeDone {
+            switch tls.handshake() {
+            case .wantMore:
+                flushTLSOutput()
+                return
+            case .failed(let why):
+                loop.shared.metrics.tlsHandshake("failed")
+                loop.shared.metrics.handshakeFailed("tls")
+                flushTLSOutput()
+                if isClient { return failClient(why) }
+                closeCode = .abnormal
+                closeReason = "TLS handshake failed"
+                return beginClosing()
+            case .closed:
+                return closeNow(code: .abnormal, reason: "TLS closed during handshake")
+            case .ready:
+                loop.shared.metrics.tlsHandshake("ok")
+                flushTLSOutput()
+                if isClient { sendClientRequest() } else { phase = .httpHead }
+            }
+        }
+        while phase != .closed {
+            guard let n = tls.readPlaintext(into: loop.plainBuffer) else {
+                if phase == .closing { return closeNow(code: closeCode, reason: closeReason) }
+                return closeNow(code: .abnormal, reason: "TLS error")
+            }
+            if n == 0 { break }
+            received(UnsafeRawBufferPointer(rebasing: loop.plainBuffer[0..<n]))
+        }
+        flushTLSOutput()
+    }
+
+    private func flushTLSOutput() {
+        if let chunk = tls?.takeCiphertext() {
+            queue.append(chunk)
+            loop.markDirty(self)
+        }
+    }
+
+    // MARK: Input
+
+    private func received(_ bytes: UnsafeRawBufferPointer) {
+        switch phase {
+        case .httpHead:
+            switch http!.feed(bytes) {
+            case .needMore:
+                return
+            case .error(let e):
+                loop.shared.metrics.handshakeFailed(e.label)
+                if isClient { return failClient("bad HTTP response: \(e.message)") }
+                return respondAndClose(HTTPResponse.error(e))
+            case .head(let head, let remainder):
+                http = nil
+                if isClient { clientGotResponse(head, remainder: remainder) } else { serverGotRequest(head, remainder: remainder) }
+            }
+        case .webSocket:
+            var actions = takeActions()
+            ws!.receive(bytes, now: loop.now, into: &actions)
+            loop.stats.framesIn += ws!.framesReceived
+            ws!.framesReceived = 0
+            perform(&actions)
+        default:
+            return
+        }
+    }
+
+    private func takeActions() -> [WebSocketStateMachine.Action] {
+        var a = loop.actions
+        loop.actions = []
+        a.removeAll(keepingCapacity: true)
+        return a
+    }
+
+    private func perform(_ actions: inout [WebSocketStateMachine.Action]) {
+        for action in actions {
+            switch action {
+            case .deliver(let message):
+                loop.stats.messagesIn += 1
+                handler?.onMessage(message, connection: self)
+            case .write(let bytes):
+                enqueue(bytes.withUnsafeBytes { SharedBytes.copy($0) }, bounded: false)
+            case .closeConnection(let code, let reason):
+                closeCode = code
+                closeReason = reason
+                beginClosing()
+            }
+        }
+        actions.removeAll(keepingCapacity: true)
+        if loop.actions.capacity < actions.capacity { loop.actions = actions }
+    }
+
+    private func serverGotRequest(_ head: HTTPHead, remainder: [UInt8]) {
+        guard let app = loop.shared.application else { return respondAndClose(HTTPResponse.error(HTTPError(503, "no application"))) }
+        switch app.route(head, secure: tls != nil) {
+        case .http(let status, let contentType, let body, let headers):
+            loop.shared.metrics.httpRequests.increment()
+            respondAndClose(HTTPResponse.make(status: status, headers: headers, contentType: contentType, body: body))
+        case .webSocket(let endpoint):
+            guard Handshake.isUpgradeRequest(head) else {
+                loop.shared.metrics.handshakeFailed("not_upgrade")
+                return respondAndClose(HTTPResponse.error(HTTPError(426, "\(head.path) is a WebSocket endpoint: send an upgrade request",
+                                                                    headers: ["Upgrade": "websocket", "Sec-WebSocket-Version": "13"])))
+            }
+            switch Handshake.accept(head, policy: endpoint.policy) {
+            case .failure(let e):
+                loop.shared.metrics.handshakeFailed(e.label)
+                respondAndClose(HTTPResponse.error(e))
+            case .success(let accepted):
+                enqueue(SharedBytes.copy(accepted.response), bounded: false, countFrame: false)
+                subprotocol = accepted.subprotocol
+                path = head.path
+                startWebSocket(deflate: accepted.deflate, configuration: loop.configuration.webSocket,
+                               minimumCompressed: endpoint.policy.deflate.minimumSize)
+                loop.shared.metrics.handshakes.increment()
+                loop.shared.metrics.opened()
+                handler = endpoint.makeHandler(self)
+                if !remainder.isEmpty { remainder.withUnsafeBytes { received($0) } }
+            }
+        }
+    }
+
+    private var minimumCompressed = 0
+
+    private func startWebSocket(deflate: PerMessageDeflate.Parameters?, configuration: WebSocketStateMachine.Configuration, minimumCompressed: Int) {
+        self.deflate = deflate
+        self.minimumCompressed = minimumCompressed
+        var inflater: Inflater?
+        if let d = deflate {
+            // Inbound: the peer's compressor resets per message → the loop's shared inflater will do.
+            let peerResets = isClient ? d.serverNoContextTakeover : d.clientNoContextTakeover
+            inflater = peerResets ? loop.sharedInflater : Inflater(noContextTakeover: false)
+            // Outbound: keep a compressor of our own only when we must carry context between messages.
+            let weReset = isClient ? d.clientNoContextTakeover : d.serverNoContextTakeover
+            if !weReset {
+                let bits = isClient ? (d.clientMaxWindowBits ?? 15) : d.serverMaxWindowBits
+                ownDeflater = Deflater(windowBits: bits, noContextTakeover: false)
+            }
+        }
+        ws = WebSocketStateMachine(role: isClient ? .client : .server, configuration: configuration, deflate: deflate,
+                                   inflater: inflater, now: loop.now, maskSeed: UInt64(truncatingIfNeeded: loop.now) ^ UInt64(fd) << 32)
+        phase = .webSocket
+        deadline = 0
+    }
+
+    private func respondAndClose(_ response: [UInt8]) {
+        enqueue(SharedBytes.copy(response), bounded: false, countFrame: false)
+        closeCode = .abnormal
+        closeReason = "HTTP response sent"
+        beginClosing()
+    }
+
+    // MARK: Output
+
+    /// Sends a message encoded once for many receivers. Loop thread only.
+    public func send(_ message: OutboundMessage) {
+        guard phase == .webSocket, ws!.canSend else { return }
+        if isClient {
+            return message.payload.withUnsafeBytes { sendFrame(message.kind, payload: $0) }
+        }
+        let frame: SharedBytes
+        if let d = deflate, message.payload.count >= minimumCompressed {
+            if let own = ownDeflater {
+                frame = own.compress(message.payload).withUnsafeBytes { FrameEncoder.sharedFrame(opcode: message.kind.opcode, payload: $0, rsv1: true) }
+            } else {
+                frame = message.compressedFrame(windowBits: d.serverMaxWindowBits, pool: loop.shared.deflaters)
+            }
+        } else {
+            frame = message.frame
+        }
+        enqueue(frame, bounded: true)
+    }
+
+    /// Sends a message to this connection only. Loop thread only.
+    public func send(_ message: Message) {
+        message.data.withUnsafeBytes { sendFrame(message.kind, payload: $0) }
+    }
+
+    /// Sends text. Loop thread only.
+    public func send(text: String) {
+        var t = text
+        t.withUTF8 { sendFrame(.text, payload: UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Builds and queues one frame for this connection (masked when we are the client).
+    public func sendFrame(_ kind: MessageKind, payload: UnsafeRawBufferPointer) {
+        guard phase == .webSocket, ws!.canSend else { return }
+        let mask = isClient ? ws!.nextMaskKey() : nil
+        var frame: SharedBytes
+        if let d = deflate, payload.count >= minimumCompressed, !(isClient && (d.clientMaxWindowBits ?? 15) < 9) {
+            let body: [UInt8]
+            if let own = ownDeflater {
+                body = own.compress(payload)
+            } else {
+                let bits = isClient ? (d.clientMaxWindowBits ?? 15) : d.serverMaxWindowBits
+                body = loop.shared.deflaters.withDeflater(windowBits: bits) { $0.compress(payload) }
+            }
+            frame = body.withUnsafeBytes { FrameEncoder.sharedFrame(opcode: kind.opcode, payload: $0, rsv1: true, maskKey: mask) }
+        } else {
+            frame = FrameEncoder.sharedFrame(opcode: kind.opcode, payload: payload, maskKey: mask)
+        }
+        enqueue(frame, bounded: true)
+    }
+
+    /// Starts the close handshake (the connection closes when the peer answers or after the close timeout).
+    public func close(code: CloseCode = .normal, reason: String = "") {
+        switch phase {
+        case .webSocket:
+            if let frame = ws!.close(code: code, reason: reason, now: loop.now) {
+                enqueue(SharedBytes.copy(frame), bounded: false)
+                closeCode = code
+                closeReason = reason
+            }
+        case .closing, .closed:
+            return
+        default:
+            closeNow(code: code, reason: reason)
+        }
+    }
+
+    private func enqueue(_ bytes: SharedBytes, bounded: Bool, countFrame: Bool = true) {
+        if countFrame { loop.stats.framesOut += 1 }
+        if let tls {
+            guard bytes.withBytes({ tls.writePlaintext($0) }) else { return closeNow(code: .abnormal, reason: "TLS write failed") }
+            if let chunk = tls.takeCiphertext() { queue.append(chunk) }
+        } else {
+            queue.append(bytes)
+        }
+        loop.markDirty(self)
+        if bounded && queue.pendingBytes > loop.configuration.maxOutboundBytes { slowConsumer() }
+    }
+
+    /// The client cannot keep up: drop what has not started going out, say 4001, and close.
+    private func slowConsumer() {
+        loop.shared.metrics.slowConsumers.increment()
+        // TLS records are numbered: dropping ciphertext would corrupt the stream, so only plain text drops.
+        if tls == nil { queue.dropUnstarted() }
+        if let frame = ws?.close(code: .slowConsumer, reason: "slow consumer", now: loop.now) {
+            enqueue(SharedBytes.copy(frame), bounded: false)
+        }
+        closeCode = .slowConsumer
+        closeReason = "slow consumer"
+        beginClosing()
+    }
+
+    private func beginClosing() {
+        guard phase != .closing && phase != .closed else { return }
+        phase = .closing
+        deadline = loop.now + (ws?.configuration.closeTimeoutNanos ?? 2_000_000_000)
+        if let tls {
+            tls.shutdown()
+            flushTLSOutput()
+        }
+        loop.markDirty(self)
+    }
+
+    func flush() {
+        guard phase != .closed else { return }
+        var written = 0
+        let result = queue.write(to: fd, iovecs: loop.iovecs, written: &written)
+        loop.stats.bytesOut += written
+        switch result {
+        case .drained:
+            loop.setWriteInterest(self, false)
+            if phase == .closing { closeNow(code: closeCode, reason: closeReason) }
+        case .blocked:
+            loop.setWriteInterest(self, true)
+        case .failed:
+            closeNow(code: .abnormal, reason: "write failed")
+        }
+    }
+
+    /// Closes the socket now and tells the handler.
+    func closeNow(code: CloseCode, reason: String) {
+        guard phase != .closed else { return }
+        let wasOpen = handler != nil
+        phase = .closed
+        loop.forget(self)
+        _ = clinux_close(fd)
+        if !isClient { loop.shared.limiter.release(remoteAddress) }
+        if wasOpen {
+            loop.shared.metrics.closedWebSocket()
+            loop.shared.metrics.closed(code)
+            let h = handler
+            handler = nil
+            h?.onClose(code: code, reason: reason, connection: self)
+        }
+        if client != nil { failClient("closed: \(reason)") }
+        queue = OutboundQueue()
+        ws = nil
+        http = nil
+        tls = nil
+        ownDeflater = nil
+        userInfo = nil
+    }
+
+    // MARK: Client side
+
+    private func sendClientRequest() {
+        guard let setup = client else { return }
+        let request = Handshake.clientRequest(host: setup.hostHeader, path: setup.path, subprotocols: setup.subprotocols,
+                                              offerDeflate: setup.offerDeflate, extraHeaders: setup.headers, key: setup.key)
+        client?.expectedKey = request.key
+        phase = .httpHead
+        http = HTTPHeadParser(kind: .response, limits: loop.configuration.http)
+        enqueue(SharedBytes.copy(request.bytes), bounded: false, countFrame: false)
+    }
+
+    private func clientGotResponse(_ head: HTTPHead, remainder: [UInt8]) {
+        guard let setup = client else { return }
+        switch Handshake.checkResponse(head, key: setup.expectedKey, offeredDeflate: setup.offerDeflate) {
+        case .failure(let e):
+            failClient(e.message)
+        case .success(let accepted):
+            client = nil
+            subprotocol = accepted.subprotocol
+            path = setup.path
+            startWebSocket(deflate: accepted.deflate, configuration: setup.webSocket, minimumCompressed: setup.minimumCompressed)
+            handler = setup.makeHandler(self)
+            setup.completion(.success(self))
+            if !remainder.isEmpty { remainder.withUnsafeBytes { received($0) } }
+        }
+    }
+
+    private func failClient(_ why: String) {
+        guard let setup = client else { return }
+        client = nil
+        setup.completion(.failure(TransportError.connect(why)))
+        closeNow(code: .abnormal, reason: why)
+    }
+}
+
+/// Everything a client connection needs before its handshake completes.
+struct ClientSetup {
+    var hostHeader: String
+    var path: String
+    var serverName: String?
+    var subprotocols: [String]
+    var headers: [(String, String)]
+    var offerDeflate: Bool
+    var minimumCompressed: Int
+    var webSocket: WebSocketStateMachine.Configuration
+    var handshakeTimeoutNanos: UInt64
+    var key: [UInt8]
+    var expectedKey = ""
+    var makeHandler: (WebSocketConnection) -> any WebSocketHandler
+    var completion: (Result<WebSocketConnection, TransportError>) -> Void
+}

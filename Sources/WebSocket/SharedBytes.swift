@@ -1,0 +1,33 @@
+/// Immutable bytes in one heap allocation whose address is stable for the storage's life, so
+/// queued chunks can go to `writev` without copying. Shared freely between threads once built
+/// (nothing mutates the bytes after `create` returns).
+public struct SharedBytes: @unchecked Sendable {
+    final class Storage: ManagedBuffer<Int, UInt8> {}
+    private let storage: Storage
+
+    /// Allocates `count` bytes and lets `fill` write them exactly once.
+    public static func create(count: Int, fill: (UnsafeMutableRawBufferPointer) -> Void) -> SharedBytes {
+        let storage = Storage.create(minimumCapacity: max(count, 1)) { _ in count } as! Storage
+        storage.withUnsafeMutablePointerToElements { p in fill(UnsafeMutableRawBufferPointer(start: p, count: count)) }
+        return SharedBytes(storage: storage)
+    }
+
+    /// Copies `bytes`.
+    public static func copy(_ bytes: UnsafeRawBufferPointer) -> SharedBytes {
+        create(count: bytes.count) { dst in if bytes.count > 0 { dst.copyMemory(from: bytes) } }
+    }
+
+    public static func copy(_ bytes: [UInt8]) -> SharedBytes { bytes.withUnsafeBytes { copy($0) } }
+
+    public var count: Int { storage.header }
+
+    /// The bytes' address: valid while any copy of this value is alive.
+    public var baseAddress: UnsafeRawPointer { storage.withUnsafeMutablePointerToElements { UnsafeRawPointer($0) } }
+
+    public func withBytes<T>(_ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
+        try storage.withUnsafeMutablePointerToElements { try body(UnsafeRawBufferPointer(start: $0, count: storage.header)) }
+    }
+
+    /// The bytes as an array (a copy).
+    public var array: [UInt8] { withBytes { Array($0) } }
+}

@@ -21,6 +21,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0",
                  traits: ["JSON", "CommandLineArguments"]),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.5.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
     ],
     targets: [
@@ -39,7 +40,7 @@ let package = Package(
 
         // The only code that touches file descriptors: sockets, epoll loops, timers, TLS, queues.
         .target(name: "Transport", dependencies: [
-            "CLinux", "COpenSSL", "WebSocket",
+            "CLinux", "COpenSSL", "WebSocket", "HubbubCrypto",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Metrics", package: "swift-metrics"),
         ]),
@@ -54,6 +55,7 @@ let package = Package(
             .product(name: "Metrics", package: "swift-metrics"),
             .product(name: "Prometheus", package: "swift-prometheus"),
             .product(name: "Configuration", package: "swift-configuration"),
+            .product(name: "SystemPackage", package: "swift-system"),
         ]),
         .executableTarget(name: "hubbub", dependencies: [
             "HubbubServer",

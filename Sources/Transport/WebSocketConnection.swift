@@ -360,6 +360,7 @@ public final class WebSocketConnection {
 
     private func enqueue(_ bytes: SharedBytes, bounded: Bool, countFrame: Bool = true) {
         if countFrame { loop.stats.framesOut += 1 }
+        let queuedBefore = queue.pendingBytes
         if let tls {
             guard bytes.withBytes({ tls.writePlaintext($0) }) else { return closeNow(code: .abnormal, reason: "TLS write failed") }
             if let chunk = tls.takeCiphertext() { queue.append(chunk) }
@@ -367,7 +368,8 @@ public final class WebSocketConnection {
             queue.append(bytes)
         }
         loop.markDirty(self)
-        if bounded && queue.pendingBytes > loop.configuration.maxOutboundBytes { slowConsumer() }
+        // One message bigger than the limit may go out on its own; a backlog over the limit may not.
+        if bounded && queuedBefore > 0 && queue.pendingBytes > loop.configuration.maxOutboundBytes { slowConsumer() }
     }
 
     /// The client cannot keep up: drop what has not started going out, say 4001, and close.

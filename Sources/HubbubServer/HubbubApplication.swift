@@ -1,0 +1,49 @@
+import Logging
+import Transport
+import WebSocket
+
+/// Routes requests: WebSocket endpoints, health and metrics.
+final class HubbubApplication: ServerApplication, @unchecked Sendable {
+    let configuration: HubbubConfiguration
+    let metrics: MetricsExposition
+    /// Set once the server (and its loops) exist, before the loops start.
+    var broadcast: BroadcastHub?
+    private let policy: Handshake.ServerPolicy
+    private let echoEndpoint: WebSocketEndpoint
+    private var broadcastEndpoint: WebSocketEndpoint?
+
+    init(configuration: HubbubConfiguration, metrics: MetricsExposition) {
+        self.configuration = configuration
+        self.metrics = metrics
+        policy = Handshake.ServerPolicy(subprotocols: ["hubbub.v1"], allowedOrigins: configuration.allowedOrigins,
+                                        deflate: configuration.deflatePolicy)
+        echoEndpoint = WebSocketEndpoint(policy: policy) { _ in EchoHandler.shared }
+    }
+
+    func attach(broadcast hub: BroadcastHub) {
+        broadcast = hub
+        broadcastEndpoint = WebSocketEndpoint(policy: policy) { connection in
+            let member = hub.join(connection)
+            connection.userInfo = member
+            return member
+        }
+    }
+
+    func route(_ head: HTTPHead, secure: Bool) -> Route {
+        switch head.path {
+        case "/echo" where configuration.echo:
+            return .webSocket(echoEndpoint)
+        case "/broadcast" where configuration.bench:
+            if let broadcastEndpoint { return .webSocket(broadcastEndpoint) }
+            return .text(503, "broadcast is starting\n")
+        case "/healthz":
+            guard head.method == "GET" || head.method == "HEAD" else { return .text(405, "use GET\n") }
+            return .http(status: 200, contentType: "application/json", body: Array("{\"status\":\"ok\"}\n".utf8), headers: [])
+        case "/metrics":
+            guard head.method == "GET" else { return .text(405, "use GET\n") }
+            return .http(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: metrics.render(), headers: [])
+        default:
+            return .text(404, "no such endpoint: \(head.path)\n")
+        }
+    }
+}

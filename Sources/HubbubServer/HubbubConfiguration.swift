@@ -1,0 +1,195 @@
+import Configuration
+import SystemPackage
+import Transport
+import WebSocket
+
+/// Every setting of the server, with its default. The same defaults are written out in
+/// `config/hubbub.json`; a test keeps the two in step.
+public struct HubbubConfiguration: Sendable, Equatable {
+    public var host = "0.0.0.0"
+    public var port = 8080
+    public var tls = TLS()
+    /// Where durable data lives (SQLite files).
+    public var dataDir = "data"
+    /// Event loop threads; 0 means one per core.
+    public var eventLoops = 0
+    /// Serve `/broadcast` for benchmarks (off by default).
+    public var bench = false
+    /// Serve `/echo` for conformance runs and benchmarks (on by default).
+    public var echo = true
+    public var limits = Limits()
+    public var timeouts = Timeouts()
+    public var deflate = Deflate()
+    /// When non-empty, browsers from other origins are refused (403).
+    public var allowedOrigins: [String] = []
+    /// trace, debug, info, notice, warning, error, critical.
+    public var logLevel = "info"
+
+    public struct TLS: Sendable, Equatable {
+        /// wss:// port; 0 disables TLS.
+        public var port = 0
+        public var cert = ""
+        public var key = ""
+    }
+
+    public struct Limits: Sendable, Equatable {
+        public var maxConnections = 200_000
+        public var maxConnectionsPerIp = 10_000
+        public var maxFrameBytes = 16 << 20
+        public var maxMessageBytes = 16 << 20
+        /// Outbound queue per connection; past it the client is closed with 4001.
+        public var maxOutboundBytes = 1 << 20
+        public var maxRequestBytes = 8192
+        public var maxHeaders = 64
+    }
+
+    public struct Timeouts: Sendable, Equatable {
+        public var handshakeMs = 10_000
+        public var pingIntervalMs = 30_000
+        public var pongTimeoutMs = 10_000
+        public var idleMs = 120_000
+        public var closeMs = 5_000
+        public var shutdownMs = 10_000
+        public var tickMs = 250
+    }
+
+    public struct Deflate: Sendable, Equatable {
+        public var enabled = true
+        public var serverNoContextTakeover = true
+        public var clientNoContextTakeover = true
+        public var serverMaxWindowBits = 15
+        public var memoryLevel = 8
+        public var level = 6
+        public var minimumSize = 256
+    }
+
+    public init() {}
+
+    /// The transport settings these values describe.
+    public func transport(tlsContext: TLSContext?) -> TransportConfiguration {
+        var t = TransportConfiguration()
+        t.host = host
+        t.port = port
+        t.tlsPort = tls.port > 0 ? tls.port : nil
+        t.tls = tlsContext
+        t.eventLoops = eventLoops > 0 ? eventLoops : System.coreCount
+        t.maxConnections = limits.maxConnections
+        t.maxConnectionsPerIP = limits.maxConnectionsPerIp
+        t.maxOutboundBytes = limits.maxOutboundBytes
+        t.http = HTTPHeadParser.Limits(maxBytes: limits.maxRequestBytes, maxHeaders: limits.maxHeaders)
+        t.handshakeTimeoutNanos = UInt64(timeouts.handshakeMs) * 1_000_000
+        t.tickIntervalMillis = timeouts.tickMs
+        t.shutdownTimeoutNanos = UInt64(timeouts.shutdownMs) * 1_000_000
+        t.webSocket = WebSocketStateMachine.Configuration(
+            maxFrameSize: limits.maxFrameBytes, maxMessageSize: limits.maxMessageBytes,
+            pingIntervalNanos: UInt64(timeouts.pingIntervalMs) * 1_000_000, pongTimeoutNanos: UInt64(timeouts.pongTimeoutMs) * 1_000_000,
+            closeTimeoutNanos: UInt64(timeouts.closeMs) * 1_000_000, idleTimeoutNanos: UInt64(timeouts.idleMs) * 1_000_000)
+        return t
+    }
+
+    /// permessage-deflate policy.
+    public var deflatePolicy: PerMessageDeflate.Configuration {
+        PerMessageDeflate.Configuration(enabled: deflate.enabled, serverNoContextTakeover: deflate.serverNoContextTakeover,
+                                        clientNoContextTakeover: deflate.clientNoContextTakeover,
+                                        serverMaxWindowBits: deflate.serverMaxWindowBits, memoryLevel: deflate.memoryLevel,
+                                        compressionLevel: deflate.level, minimumSize: deflate.minimumSize)
+    }
+}
+
+/// A setting that could not be used, named by its key.
+public struct ConfigurationError: Error, CustomStringConvertible, Equatable {
+    public var key: String
+    public var problem: String
+    public var description: String { "configuration \(key): \(problem)" }
+}
+
+extension HubbubConfiguration {
+    /// Reads settings from, in order of precedence: the command line (`--tls-port 8443`),
+    /// `HUBBUB_*` environment variables (`HUBBUB_TLS_PORT`), the JSON file named by `--config`
+    /// (or `HUBBUB_CONFIG`), then the defaults.
+    public static func load(arguments: [String], environment: [String: String]) async throws -> HubbubConfiguration {
+        let cli = CommandLineArgumentsProvider(arguments: arguments)
+        let env = EnvironmentVariablesProvider(environmentVariables: environment).prefixKeys(with: "hubbub")
+        var providers: [any ConfigProvider] = [cli, env]
+        let first = ConfigReader(providers: providers)
+        if let file = first.string(forKey: "config") {
+            do {
+                providers.append(try await FileProvider<JSONSnapshot>(filePath: FilePath(file)))
+            } catch {
+                throw ConfigurationError(key: "config", problem: "cannot read \(file): \(error)")
+            }
+        }
+        return try HubbubConfiguration(reader: ConfigReader(providers: providers))
+    }
+
+    init(reader r: ConfigReader) throws {
+        self.init()
+        let v = Values(reader: r)
+        try v.string("host", &host)
+        try v.int("port", &port, 0...65535)
+        try v.int("tls.port", &tls.port, 0...65535)
+        try v.string("tls.cert", &tls.cert)
+        try v.string("tls.key", &tls.key)
+        try v.string("dataDir", &dataDir)
+        try v.int("eventLoops", &eventLoops, 0...256)
+        try v.bool("bench", &bench)
+        try v.bool("echo", &echo)
+        try v.int("limits.maxConnections", &limits.maxConnections, 1...10_000_000)
+        try v.int("limits.maxConnectionsPerIp", &limits.maxConnectionsPerIp, 1...10_000_000)
+        try v.int("limits.maxFrameBytes", &limits.maxFrameBytes, 125...(1 << 30))
+        try v.int("limits.maxMessageBytes", &limits.maxMessageBytes, 125...(1 << 30))
+        try v.int("limits.maxOutboundBytes", &limits.maxOutboundBytes, 1024...(1 << 30))
+        try v.int("limits.maxRequestBytes", &limits.maxRequestBytes, 256...(1 << 20))
+        try v.int("limits.maxHeaders", &limits.maxHeaders, 4...1000)
+        try v.int("timeouts.handshakeMs", &timeouts.handshakeMs, 100...600_000)
+        try v.int("timeouts.pingIntervalMs", &timeouts.pingIntervalMs, 0...3_600_000)
+        try v.int("timeouts.pongTimeoutMs", &timeouts.pongTimeoutMs, 100...3_600_000)
+        try v.int("timeouts.idleMs", &timeouts.idleMs, 0...86_400_000)
+        try v.int("timeouts.closeMs", &timeouts.closeMs, 100...600_000)
+        try v.int("timeouts.shutdownMs", &timeouts.shutdownMs, 0...600_000)
+        try v.int("timeouts.tickMs", &timeouts.tickMs, 10...10_000)
+        try v.bool("deflate.enabled", &deflate.enabled)
+        try v.bool("deflate.serverNoContextTakeover", &deflate.serverNoContextTakeover)
+        try v.bool("deflate.clientNoContextTakeover", &deflate.clientNoContextTakeover)
+        try v.int("deflate.serverMaxWindowBits", &deflate.serverMaxWindowBits, 9...15)
+        try v.int("deflate.memoryLevel", &deflate.memoryLevel, 1...9)
+        try v.int("deflate.level", &deflate.level, 1...9)
+        try v.int("deflate.minimumSize", &deflate.minimumSize, 0...(1 << 30))
+        if let origins = r.stringArray(forKey: "allowedOrigins") { allowedOrigins = origins }
+        try v.string("logLevel", &logLevel)
+        guard ["trace", "debug", "info", "notice", "warning", "error", "critical"].contains(logLevel) else {
+            throw ConfigurationError(key: "logLevel", problem: "unknown level \(logLevel)")
+        }
+        if tls.port > 0 && (tls.cert.isEmpty || tls.key.isEmpty) {
+            throw ConfigurationError(key: "tls.port", problem: "a TLS port needs tls.cert and tls.key (--tls-cert, --tls-key)")
+        }
+    }
+
+    /// Typed reads that refuse a value of the wrong type instead of silently using the default.
+    private struct Values {
+        let reader: ConfigReader
+
+        func string(_ key: String, _ target: inout String) throws {
+            if let s = reader.string(forKey: ConfigKey(key)) { target = s }
+        }
+
+        func int(_ key: String, _ target: inout Int, _ range: ClosedRange<Int>) throws {
+            if let i = reader.int(forKey: ConfigKey(key)) {
+                guard range.contains(i) else {
+                    throw ConfigurationError(key: key, problem: "\(i) is outside \(range.lowerBound)...\(range.upperBound)")
+                }
+                target = i
+            } else if let s = reader.string(forKey: ConfigKey(key)) {
+                throw ConfigurationError(key: key, problem: "'\(s)' is not an integer")
+            }
+        }
+
+        func bool(_ key: String, _ target: inout Bool) throws {
+            if let b = reader.bool(forKey: ConfigKey(key)) {
+                target = b
+            } else if let s = reader.string(forKey: ConfigKey(key)) {
+                throw ConfigurationError(key: key, problem: "'\(s)' is not true or false")
+            }
+        }
+    }
+}

@@ -68,8 +68,13 @@ let package = Package(
             .product(name: "Histogram", package: "hdrhistogram-swift"),
         ], path: "loadtest/Sources/hubbub-load"),
 
+        // Helpers shared by the test targets: an in-process server, a raw socket for bad input.
+        .target(name: "HubbubTestSupport", dependencies: [
+            "HubbubServer", "HubbubClient", "Transport", "WebSocket",
+            .product(name: "Logging", package: "swift-log"),
+        ], path: "Tests/TestSupport"),
         .testTarget(name: "WebSocketTests", dependencies: ["WebSocket"]),
-        .testTarget(name: "TransportTests", dependencies: ["Transport", "HubbubClient", "WebSocket"]),
-        .testTarget(name: "HubbubServerTests", dependencies: ["HubbubServer", "HubbubClient", "Transport", "WebSocket"]),
+        .testTarget(name: "TransportTests", dependencies: ["Transport", "HubbubClient", "WebSocket", "HubbubTestSupport"]),
+        .testTarget(name: "HubbubServerTests", dependencies: ["HubbubServer", "HubbubClient", "Transport", "WebSocket", "HubbubTestSupport"]),
     ]
 )

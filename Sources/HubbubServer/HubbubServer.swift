@@ -8,17 +8,20 @@ public final class HubbubServer: Sendable {
     let transport: Server
     private let logger: Logger
 
-    public init(configuration: HubbubConfiguration, logger: Logger) throws {
+    /// - Parameter tlsOnFreePort: serve TLS on a free port even though `tls.port` is 0 (tests).
+    public init(configuration: HubbubConfiguration, logger: Logger, tlsOnFreePort: Bool = false) throws {
         self.configuration = configuration
         self.logger = logger
         var tlsContext: TLSContext?
-        if configuration.tls.port > 0 {
+        if configuration.tls.port > 0 || tlsOnFreePort {
             tlsContext = try TLSContext.server(certificatePath: configuration.tls.cert, privateKeyPath: configuration.tls.key)
         }
         let exposition = MetricsExposition.shared
         let app = HubbubApplication(configuration: configuration, metrics: exposition)
         let d = configuration.deflate
-        transport = try Server(configuration: configuration.transport(tlsContext: tlsContext), application: app, logger: logger,
+        var transportConfiguration = configuration.transport(tlsContext: tlsContext)
+        if tlsOnFreePort { transportConfiguration.tlsPort = 0 }
+        transport = try Server(configuration: transportConfiguration, application: app, logger: logger,
                                deflaters: DeflaterPool(level: d.level, memoryLevel: d.memoryLevel))
         if configuration.bench { app.attach(broadcast: BroadcastHub(loops: transport.eventLoops)) }
     }

@@ -81,3 +81,10 @@ extension EventLoop {
         stop()
     }
 }
+
+extension EventLoop {
+    /// Runs `body` with the connection if it is still open (loop thread only).
+    public func withConnection(_ handle: ConnectionHandle, _ body: (WebSocketConnection) -> Void) {
+        if let c = connection(for: handle) { body(c) }
+    }
+}

@@ -17,6 +17,12 @@ struct OutboundQueue {
 
     var isEmpty: Bool { head == chunks.count }
 
+    /// Bytes waiting behind the chunk being written: the backlog a slow reader builds up
+    /// (one large message in flight is not a backlog).
+    var backlogBytes: Int {
+        head < chunks.count ? pendingBytes - (chunks[head].count - headOffset) : 0
+    }
+
     mutating func append(_ chunk: SharedBytes) {
         guard chunk.count > 0 else { return }
         chunks.append(chunk)

@@ -19,6 +19,9 @@ public final class WebSocketConnection {
         case webSocket
         /// Writing the last bytes (a close frame or an HTTP answer), then closing.
         case closing
+        /// All written and our side shut down; reading and discarding until the peer closes
+        /// (closing with unread input would reset the connection and lose our last bytes).
+        case lingering
         /// Closed and forgotten by the loop.
         case closed
     }
@@ -88,6 +91,7 @@ public final class WebSocketConnection {
             return peerClosed()
         }
         loop.stats.bytesIn += n
+        if phase == .lingering { return } // discarded: we are only waiting for the peer's FIN
         let bytes = UnsafeRawBufferPointer(rebasing: loop.readBuffer[0..<n])
         if let tls {
             tls.feedCiphertext(bytes)
@@ -114,7 +118,11 @@ public final class WebSocketConnection {
     }
 
     private func peerClosed() {
-        if phase == .closing { closeNow(code: closeCode, reason: closeReason) } else { closeNow(code: .abnormal, reason: "connection dropped") }
+        if phase == .closing || phase == .lingering {
+            closeNow(code: closeCode, reason: closeReason)
+        } else {
+            closeNow(code: .abnormal, reason: "connection dropped")
+        }
     }
 
     func tick(now: UInt64) {
@@ -128,7 +136,7 @@ public final class WebSocketConnection {
             var actions = takeActions()
             ws!.tick(now: now, into: &actions)
             perform(&actions)
-        case .closing:
+        case .closing, .lingering:
             if now >= deadline { closeNow(code: closeCode, reason: closeReason) }
         case .closed:
             break
@@ -342,6 +350,12 @@ public final class WebSocketConnection {
         enqueue(frame, bounded: true)
     }
 
+    /// Writes bytes exactly as given, outside any framing (for tests of how peers treat bad input).
+    public func writeRaw(_ bytes: [UInt8]) {
+        guard phase == .webSocket else { return }
+        enqueue(SharedBytes.copy(bytes), bounded: false)
+    }
+
     /// Starts the close handshake (the connection closes when the peer answers or after the close timeout).
     public func close(code: CloseCode = .normal, reason: String = "") {
         switch phase {
@@ -351,7 +365,7 @@ public final class WebSocketConnection {
                 closeCode = code
                 closeReason = reason
             }
-        case .closing, .closed:
+        case .closing, .lingering, .closed:
             return
         default:
             closeNow(code: code, reason: reason)
@@ -360,7 +374,6 @@ public final class WebSocketConnection {
 
     private func enqueue(_ bytes: SharedBytes, bounded: Bool, countFrame: Bool = true) {
         if countFrame { loop.stats.framesOut += 1 }
-        let queuedBefore = queue.pendingBytes
         if let tls {
             guard bytes.withBytes({ tls.writePlaintext($0) }) else { return closeNow(code: .abnormal, reason: "TLS write failed") }
             if let chunk = tls.takeCiphertext() { queue.append(chunk) }
@@ -369,7 +382,7 @@ public final class WebSocketConnection {
         }
         loop.markDirty(self)
         // One message bigger than the limit may go out on its own; a backlog over the limit may not.
-        if bounded && queuedBefore > 0 && queue.pendingBytes > loop.configuration.maxOutboundBytes { slowConsumer() }
+        if bounded && queue.backlogBytes > loop.configuration.maxOutboundBytes { slowConsumer() }
     }
 
     /// The client cannot keep up: drop what has not started going out, say 4001, and close.
@@ -386,7 +399,7 @@ public final class WebSocketConnection {
     }
 
     private func beginClosing() {
-        guard phase != .closing && phase != .closed else { return }
+        guard phase != .closing && phase != .closed && phase != .lingering else { return }
         phase = .closing
         deadline = loop.now + (ws?.configuration.closeTimeoutNanos ?? 2_000_000_000)
         if let tls {
@@ -404,12 +417,19 @@ public final class WebSocketConnection {
         switch result {
         case .drained:
             loop.setWriteInterest(self, false)
-            if phase == .closing { closeNow(code: closeCode, reason: closeReason) }
+            if phase == .closing { linger() }
         case .blocked:
             loop.setWriteInterest(self, true)
         case .failed:
             closeNow(code: .abnormal, reason: "write failed")
         }
+    }
+
+    /// Everything is written: send FIN and wait (briefly) for the peer's.
+    private func linger() {
+        phase = .lingering
+        _ = clinux_shutdown_write(fd)
+        deadline = min(deadline, loop.now + 2_000_000_000)
     }
 
     /// Closes the socket now and tells the handler.

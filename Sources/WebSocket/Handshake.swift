@@ -70,7 +70,8 @@ public enum Handshake {
         var subprotocol: String?
         if let offered = head.value("Sec-WebSocket-Protocol") {
             let names = offered.split(separator: ",").map { $0.trimmingSpaces() }
-            subprotocol = names.first { policy.subprotocols.contains($0) }
+            // Our preference decides (the policy lists them most preferred first), among those offered.
+            subprotocol = policy.subprotocols.first { names.contains($0) }
         }
         let deflate = PerMessageDeflate.negotiate(offers: head.value("Sec-WebSocket-Extensions"), configuration: policy.deflate)
         var text = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"

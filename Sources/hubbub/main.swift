@@ -62,21 +62,27 @@ do {
 server.start()
 
 // Wait for SIGTERM or SIGINT, then shut down gracefully.
-let signalQueue = DispatchQueue(label: "hubbub.signals")
-let received: Int32 = await withCheckedContinuation { continuation in
-    let once = OnceFlag()
-    var sources: [DispatchSourceSignal] = []
-    for sig in [SIGTERM, SIGINT] {
-        let source = DispatchSource.makeSignalSource(signal: sig, queue: signalQueue)
-        source.setEventHandler { if once.claim() { continuation.resume(returning: sig) } }
-        source.resume()
-        sources.append(source)
-    }
-    KeepAlive.sources = sources
-}
+let received = await waitForTerminationSignal()
 logger.info("signal received", metadata: ["signal": "\(received == SIGTERM ? "SIGTERM" : "SIGINT")"])
 server.shutdown()
 exit(0)
+
+/// Suspends until SIGTERM or SIGINT arrives (signals are watched by a dispatch source, so no
+/// thread of ours has to block on them).
+nonisolated func waitForTerminationSignal() async -> Int32 {
+    let queue = DispatchQueue(label: "hubbub.signals")
+    return await withCheckedContinuation { (continuation: CheckedContinuation<Int32, Never>) in
+        let once = OnceFlag()
+        var sources: [DispatchSourceSignal] = []
+        for sig in [SIGTERM, SIGINT] {
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: queue)
+            source.setEventHandler { @Sendable in if once.claim() { continuation.resume(returning: sig) } }
+            source.resume()
+            sources.append(source)
+        }
+        KeepAlive.sources = sources
+    }
+}
 
 /// Resumes the continuation once even if both signals arrive.
 final class OnceFlag: @unchecked Sendable {

@@ -1,0 +1,62 @@
+import Foundation
+import HubbubServer
+import Logging
+
+/// A Hubbub server started inside the test process on free ports.
+public final class TestServer: @unchecked Sendable {
+    public let server: HubbubServer
+    public let configuration: HubbubConfiguration
+    public var port: Int { server.port }
+    public var tlsPort: Int? { server.tlsPort }
+    public var url: String { "ws://127.0.0.1:\(port)" }
+    public var tlsURL: String? { tlsPort.map { "wss://127.0.0.1:\($0)" } }
+
+    /// Starts a server; `configure` adjusts the defaults (port 0, data in a temporary directory).
+    public init(tls: Bool = false, _ configure: (inout HubbubConfiguration) -> Void = { _ in }) throws {
+        var config = HubbubConfiguration()
+        config.host = "127.0.0.1"
+        config.port = 0
+        config.eventLoops = 2
+        config.dataDir = NSTemporaryDirectory() + "hubbub-test-\(UUID().uuidString)"
+        config.logLevel = "warning"
+        if tls {
+            let cert = try DevCertificate.shared()
+            config.tls.port = 0
+            config.tls.cert = cert.cert
+            config.tls.key = cert.key
+        }
+        configure(&config)
+        // tls.port 0 means "off" in configuration; tests want TLS on a free port.
+        server = try HubbubServer(configuration: config, logger: Logger(label: "test"), tlsOnFreePort: tls)
+        configuration = config
+        server.start()
+    }
+
+    public func stop() { server.shutdown() }
+}
+
+/// A self-signed certificate for tests, made once per process with the openssl command.
+public enum DevCertificate {
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var made: (cert: String, key: String)?
+
+    public static func shared() throws -> (cert: String, key: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        if let made { return made }
+        let dir = NSTemporaryDirectory() + "hubbub-cert-\(getpid())"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        p.arguments = ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                       "-keyout", dir + "/key.pem", "-out", dir + "/cert.pem", "-days", "2", "-subj", "/CN=localhost",
+                       "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"]
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        p.waitUntilExit()
+        guard p.terminationStatus == 0 else { throw TestError("openssl req failed (is the openssl command installed?)") }
+        made = (dir + "/cert.pem", dir + "/key.pem")
+        return made!
+    }
+}

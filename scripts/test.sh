@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The whole test suite, exactly what CI runs (.ci/run calls this):
+#   1. installs what the build and tests need (Debian packages, a Python venv),
+#   2. one release build of everything (server, load generator, test targets),
+#   3. swift test (codec unit tests, transport and server integration tests),
+#   4. interop with Python's websockets library (ws/wss, with and without compression),
+#   5. the whole Autobahn|Testsuite (kosoku) against /echo,
+#   6. headless Chromium against /echo over ws:// and wss://,
+#   7. a short libFuzzer run over the parsers.
+# Set SKIP_SLOW=1 to stop after step 4 while iterating locally (CI never sets it).
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+ensure_apt libssl-dev zlib1g-dev pkg-config openssl python3-venv curl
+
+log "building (release, with tests)"
+swift build -c release --build-tests
+
+log "swift test"
+swift test -c release --skip-build 2>&1 | tee /tmp/hubbub-swift-test.log
+export HUBBUB_BIN="$REPO_ROOT/.build/release/hubbub"
+
+log "interop: Python websockets"
+scripts/test-interop.sh
+
+if [[ "${SKIP_SLOW:-0}" == 1 && "${CI:-}" != true ]]; then
+    log "SKIP_SLOW=1: Autobahn, browser and fuzz runs skipped (never in CI)"
+    exit 0
+fi
+
+log "Autobahn|Testsuite"
+scripts/test-autobahn.sh
+
+log "browser: headless Chromium"
+scripts/test-browser.sh
+
+log "fuzz: parsers under libFuzzer"
+scripts/fuzz.sh -runs=200000
+
+log "all test stages passed"

@@ -63,7 +63,7 @@ let package = Package(
         ]),
 
         .executableTarget(name: "hubbub-load", dependencies: [
-            "HubbubClient",
+            "HubbubClient", "Transport", "WebSocket", "CLinux",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Histogram", package: "hdrhistogram-swift"),
         ], path: "loadtest/Sources/hubbub-load"),

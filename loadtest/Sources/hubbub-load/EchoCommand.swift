@@ -1,0 +1,195 @@
+import ArgumentParser
+import Foundation
+import Histogram
+import HubbubClient
+import Transport
+import WebSocket
+
+/// `echo`: C connections each keep one message of S bytes in flight against an echo endpoint
+/// for D seconds; reports messages/s and round-trip latency percentiles.
+struct EchoCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "echo", abstract: "Echo throughput and round-trip latency.")
+
+    @Option(help: "Echo endpoint (ws:// or wss://).") var url = "ws://127.0.0.1:8080/echo"
+    @Option(name: .shortAndLong, help: "Connections.") var connections = 100
+    @Option(name: .shortAndLong, help: "Message size in bytes (at least 8).") var size = 32
+    @Option(name: .shortAndLong, help: "Measured seconds.") var duration = 10.0
+    @Option(help: "Warm-up seconds before measuring.") var warmup = 1.0
+    @Option(help: "Messages in flight per connection.") var inflight = 1
+    @Option(help: "Client event loops (threads).") var loops = 1
+    @Flag(help: "Send text frames instead of binary.") var text = false
+    @Flag(help: "Offer permessage-deflate.") var compression = false
+    @Option(help: "CA file to verify a wss:// server (default: accept any certificate).") var caFile: String?
+    @Option(help: "Write the JSON result here too.") var json: String?
+    @Option(help: "Connections opened at once while connecting.") var connectConcurrency = 200
+
+    func validate() throws {
+        guard size >= 8 else { throw ValidationError("--size must be at least 8 (a timestamp rides in each message)") }
+        guard connections >= 1, duration > 0, inflight >= 1, loops >= 1 else { throw ValidationError("counts must be positive") }
+    }
+
+    func run() async throws {
+        _ = clinuxRaiseFileLimit()
+        let target = try ClientURL(url)
+        var tls: TLSContext?
+        if target.secure { tls = try TLSContext.client(verify: caFile != nil, caFile: caFile) }
+        var config = TransportConfiguration()
+        config.maxOutboundBytes = 1 << 30
+        let eventLoops = try (0..<loops).map { try EventLoop.makeClientLoop(index: $0, configuration: config) }
+        let states = eventLoops.map { _ in EchoLoopState() }
+        let options = ClientOptions(host: target.host, port: target.port, path: target.path, tls: tls, offerDeflate: compression,
+                                    minimumCompressed: 0)
+        let payload = (0..<size).map { UInt8(ascii: "a") + UInt8($0 % 26) }
+        let kind: MessageKind = text ? .text : .binary
+        let inflight = self.inflight
+
+        let progress = Progress(total: connections, label: "connecting")
+        var failures: [String: Int] = [:]
+        var opened = 0
+        try await withThrowingTaskGroup(of: String?.self) { group in
+            var next = 0
+            func launch() {
+                let i = next
+                next += 1
+                let loop = eventLoops[i % eventLoops.count]
+                let state = states[i % eventLoops.count]
+                group.addTask {
+                    await withCheckedContinuation { done in
+                        loop.connect(options, makeHandler: { _ in EchoDriver(state: state, payload: payload, kind: kind) }) { result in
+                            switch result {
+                            case .success(let c):
+                                state.connections.append(c)
+                                for _ in 0..<inflight { EchoDriver.sendOne(c, payload: payload, kind: kind) }
+                                done.resume(returning: nil)
+                            case .failure(let e):
+                                done.resume(returning: "\(e)")
+                            }
+                        }
+                    }
+                }
+            }
+            for _ in 0..<min(connectConcurrency, connections) { launch() }
+            while let r = try await group.next() {
+                if let r { failures[r, default: 0] += 1 } else { opened += 1 }
+                progress.tick()
+                if next < connections { launch() }
+            }
+        }
+        progress.done()
+        guard opened > 0 else {
+            throw ValidationError("no connection could be opened: \(failures)")
+        }
+
+        try await Task.sleep(nanoseconds: UInt64(warmup * 1e9))
+        for (loop, state) in zip(eventLoops, states) { loop.execute { _ in state.beginMeasuring() } }
+        let started = Date()
+        let ticker = Progress(total: Int(duration), label: "measuring")
+        var elapsed = 0.0
+        while elapsed < duration {
+            let step = min(1.0, duration - elapsed)
+            try await Task.sleep(nanoseconds: UInt64(step * 1e9))
+            elapsed += step
+            ticker.tick()
+        }
+        ticker.done()
+        let measured = Date().timeIntervalSince(started)
+        var histogram = Histogram<UInt64>(numberOfSignificantValueDigits: .three)
+        var messages = 0
+        var closes: [String: Int] = [:]
+        for (loop, state) in zip(eventLoops, states) {
+            let snap = await withCheckedContinuation { (done: CheckedContinuation<EchoLoopState.Snapshot, Never>) in
+                loop.execute { _ in done.resume(returning: state.finish()) }
+            }
+            histogram.add(snap.histogram)
+            messages += snap.messages
+            for (k, v) in snap.closes { closes[k, default: 0] += v }
+        }
+        for loop in eventLoops { loop.shutdownClientLoop() }
+
+        let result = BenchmarkResult(mode: "echo", url: url, connections: opened, failedConnections: failures.values.reduce(0, +),
+                                     messageSize: size, seconds: measured, messages: messages, histogram: histogram,
+                                     errors: failures.merging(closes) { $0 + $1 })
+        result.printTable()
+        let line = try result.jsonLine()
+        print(line)
+        if let json { try (line + "\n").write(toFile: json, atomically: true, encoding: .utf8) }
+    }
+}
+
+/// Per-loop measurement state; touched only on its loop's thread.
+final class EchoLoopState: @unchecked Sendable {
+    var histogram = Histogram<UInt64>(numberOfSignificantValueDigits: .three)
+    var messages = 0
+    var measuring = false
+    var running = true
+    var connections: [WebSocketConnection] = []
+    var closes: [String: Int] = [:]
+
+    struct Snapshot: @unchecked Sendable {
+        var histogram: Histogram<UInt64>
+        var messages: Int
+        var closes: [String: Int]
+    }
+
+    func beginMeasuring() {
+        histogram.reset()
+        messages = 0
+        measuring = true
+    }
+
+    func finish() -> Snapshot {
+        measuring = false
+        running = false
+        return Snapshot(histogram: histogram, messages: messages, closes: closes)
+    }
+}
+
+/// Echo client logic: measure the round trip of each echo, then send the next message.
+final class EchoDriver: WebSocketHandler {
+    let state: EchoLoopState
+    let payload: [UInt8]
+    let kind: MessageKind
+
+    init(state: EchoLoopState, payload: [UInt8], kind: MessageKind) {
+        self.state = state
+        self.payload = payload
+        self.kind = kind
+    }
+
+    static func sendOne(_ c: WebSocketConnection, payload: [UInt8], kind: MessageKind) {
+        var p = payload
+        let now = Clock.nanos()
+        // A timestamp in the first 8 bytes as hex-free ASCII-safe digits would cost more; binary is fine
+        // for binary frames, and text frames carry it in base-32 letters.
+        if kind == .binary {
+            withUnsafeBytes(of: now) { for i in 0..<8 { p[i] = $0[i] } }
+        } else {
+            var v = now
+            for i in 0..<8 { p[i] = UInt8(ascii: "a") + UInt8(v & 15); v >>= 4 }
+            // 8 nibbles are not enough for a full timestamp: keep the low 32 bits, enough for RTTs under 4 s.
+        }
+        p.withUnsafeBytes { c.sendFrame(kind, payload: $0) }
+    }
+
+    func onMessage(_ message: Message, connection: WebSocketConnection) {
+        guard message.data.count >= 8 else { return }
+        let now = Clock.nanos()
+        var sent: UInt64 = 0
+        if kind == .binary {
+            message.data.withUnsafeBytes { sent = $0.loadUnaligned(as: UInt64.self) }
+        } else {
+            for i in (0..<8).reversed() { sent = sent << 4 | UInt64(message.data[i] &- UInt8(ascii: "a")) & 15 }
+            sent |= now & ~0xFFFF_FFFF
+            if sent > now { sent &-= 1 << 32 }
+        }
+        if state.measuring {
+            _ = state.histogram.record((now &- sent) / 1000)
+            state.messages += 1
+        }
+        if state.running { EchoDriver.sendOne(connection, payload: payload, kind: kind) }
+    }
+
+    func onClose(code: CloseCode, reason: String, connection: WebSocketConnection) {
+        if state.running { state.closes["close_\(code.rawValue)", default: 0] += 1 }
+    }
+}

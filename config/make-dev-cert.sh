@@ -6,7 +6,8 @@
 # Writes OUTDIR/cert.pem and OUTDIR/key.pem (default OUTDIR: config/dev-cert under the
 # repository root): an EC P-256 key and an X.509 v3 certificate for CN=localhost with
 # subjectAltName DNS:localhost, IP:127.0.0.1, valid 825 days. Does nothing when both files
-# already exist, unless --force is given. For development and tests only.
+# already exist (and the certificate is still valid for a day), unless --force is given.
+# For development and tests only.
 set -euo pipefail
 
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -17,7 +18,7 @@ while (($# > 0)); do
     case "$1" in
         -f | --force) force=1 ;;
         -h | --help)
-            sed -n '2,9p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+            sed -n '2,10p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
             exit 0
             ;;
         -*) echo "error: unknown option $1 (usage: $0 [--force] [OUTDIR])" >&2; exit 2 ;;
@@ -33,15 +34,18 @@ outdir="${outdir:-$REPO_ROOT/config/dev-cert}"
 cert="$outdir/cert.pem"
 key="$outdir/key.pem"
 
-if ((force == 0)) && [[ -s "$cert" && -s "$key" ]]; then
-    echo "dev certificate already present: $cert (use --force to remake it)"
-    exit 0
-fi
-
 command -v openssl >/dev/null 2>&1 || {
     echo "error: the openssl command is missing (apt-get install openssl)" >&2
     exit 1
 }
+
+if ((force == 0)) && [[ -s "$cert" && -s "$key" ]]; then
+    if openssl x509 -in "$cert" -noout -checkend 86400 >/dev/null 2>&1; then
+        echo "dev certificate already present: $cert (use --force to remake it)"
+        exit 0
+    fi
+    echo "dev certificate $cert is unreadable or expires within a day: remaking it"
+fi
 
 mkdir -p "$outdir"
 tmp="$(mktemp -d "$outdir/.make-dev-cert.XXXXXX")"

@@ -12,10 +12,13 @@
 #                        put it first on PATH; sets VENV_PY
 #   free_port            print a free TCP port on 127.0.0.1
 #   make_tmpdir VAR      set VAR to a fresh temp dir that is removed on exit
-#   on_exit CMD...       run CMD (via eval) when the script exits, before the server stops
+#   on_exit CMD...       run CMD (via eval) when the script exits, after the server stops
 #   start_hubbub ARGS... start $HUBBUB_BIN with ARGS in the background, wait for /healthz on
 #                        the --port given; sets HUBBUB_PID and HUBBUB_LOG
 #   stop_hubbub          SIGTERM the server, wait up to 10 s, then SIGKILL
+#   dump_hubbub_log      print the tail of the server's log to stderr
+#   note_hubbub_log RC   when RC != 0, say where the server log is kept (call it before
+#                        printing a final count line; otherwise the exit trap says it last)
 #
 # An EXIT trap (installed when this file is sourced) runs the on_exit commands and
 # stops the server whatever way the script ends. Scripts must not install their own
@@ -39,6 +42,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK=1
 
 HUBBUB_PID=""
 HUBBUB_LOG=""
+_HUBBUB_LOG_NOTED=""
 _HUBBUB_APT_UPDATED=""
 _HUBBUB_EXIT_CMDS=()
 
@@ -72,12 +76,22 @@ ensure_apt() {
     done
     ((${#missing[@]} == 0)) && return 0
     log "installing Debian packages: ${missing[*]}"
+    local out
+    out="$(mktemp "${TMPDIR:-/tmp}/hubbub-apt.XXXXXX")"
     if [[ -z "$_HUBBUB_APT_UPDATED" ]]; then
-        _apt_get -qq update </dev/null || die "apt-get update failed"
+        if ! _apt_get -q update </dev/null >"$out" 2>&1; then
+            tail -n 30 "$out" >&2
+            rm -f "$out"
+            die "apt-get update failed"
+        fi
         _HUBBUB_APT_UPDATED=1
     fi
-    _apt_get -y -qq --no-install-recommends install "${missing[@]}" </dev/null >/dev/null \
-        || die "apt-get install ${missing[*]} failed"
+    if ! _apt_get -y -q --no-install-recommends install "${missing[@]}" </dev/null >"$out" 2>&1; then
+        tail -n 30 "$out" >&2
+        rm -f "$out"
+        die "apt-get install ${missing[*]} failed"
+    fi
+    rm -f "$out"
     for pkg in "${missing[@]}"; do
         _apt_installed "$pkg" || die "package $pkg is still not installed after apt-get install"
     done
@@ -100,7 +114,7 @@ ensure_venv() {
         timeout 900 "$venv/bin/python" -m pip install -q "$@" </dev/null \
             || die "pip install $* into $venv failed"
     fi
-    VENV_PY="$venv/bin/python"
+    export VENV_PY="$venv/bin/python"
     export VIRTUAL_ENV="$venv"
     export PATH="$venv/bin:$PATH"
 }
@@ -123,7 +137,7 @@ make_tmpdir() {
     printf -v "$1" '%s' "$_d"
 }
 
-# on_exit CMD... — run CMD (a shell string) at exit. Runs before the server is stopped.
+# on_exit CMD... — run CMD (a shell string) at exit, after the server is stopped.
 on_exit() {
     _HUBBUB_EXIT_CMDS+=("$*")
 }
@@ -141,7 +155,7 @@ _port_from_args() {
     printf '%s\n' "$port"
 }
 
-_dump_hubbub_log() {
+dump_hubbub_log() {
     if [[ -n "$HUBBUB_LOG" && -s "$HUBBUB_LOG" ]]; then
         printf -- '----- hubbub log (%s), last 80 lines -----\n' "$HUBBUB_LOG" >&2
         tail -n 80 "$HUBBUB_LOG" >&2
@@ -169,7 +183,7 @@ start_hubbub() {
             local rc=0
             wait "$HUBBUB_PID" 2>/dev/null || rc=$?
             HUBBUB_PID=""
-            _dump_hubbub_log
+            dump_hubbub_log
             die "hubbub exited (status $rc) before /healthz answered on 127.0.0.1:$port"
         fi
         if curl -fsS -o /dev/null --max-time 2 "http://127.0.0.1:$port/healthz" 2>/dev/null; then
@@ -177,7 +191,7 @@ start_hubbub() {
             return 0
         fi
         if ((SECONDS >= deadline)); then
-            _dump_hubbub_log
+            dump_hubbub_log
             stop_hubbub
             die "hubbub did not answer GET http://127.0.0.1:$port/healthz within 30 s"
         fi
@@ -205,17 +219,26 @@ stop_hubbub() {
     wait "$pid" 2>/dev/null || true
 }
 
+# note_hubbub_log RC — on failure, tell where the server log is (it is kept then).
+note_hubbub_log() {
+    if [[ "${1:-1}" != 0 && -n "$HUBBUB_LOG" && -s "$HUBBUB_LOG" ]]; then
+        printf 'hubbub log kept at %s\n' "$HUBBUB_LOG" >&2
+    fi
+    _HUBBUB_LOG_NOTED=1
+}
+
 _hubbub_on_exit() {
     local rc=$?
     set +e
+    stop_hubbub
     local i
-    # Registered commands run newest first.
+    # Registered commands run newest first, after the server has stopped (its data dir may be
+    # one of the temp dirs they remove).
     for ((i = ${#_HUBBUB_EXIT_CMDS[@]} - 1; i >= 0; i--)); do
         eval "${_HUBBUB_EXIT_CMDS[$i]}" >/dev/null 2>&1
     done
-    stop_hubbub
     if ((rc != 0)) && [[ -n "$HUBBUB_LOG" && -s "$HUBBUB_LOG" ]]; then
-        printf 'hubbub log kept at %s\n' "$HUBBUB_LOG" >&2
+        [[ -n "$_HUBBUB_LOG_NOTED" ]] || printf 'hubbub log kept at %s\n' "$HUBBUB_LOG" >&2
     elif [[ -n "$HUBBUB_LOG" ]]; then
         rm -f "$HUBBUB_LOG"
     fi

@@ -16,6 +16,7 @@
 # Environment: HUBBUB_BIN (default .build/release/hubbub), CHROMIUM (browser binary),
 # BROWSER_TIMEOUT (seconds for the browser run, default 150).
 set -euo pipefail
+# shellcheck source=scripts/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 BROWSER_TIMEOUT="${BROWSER_TIMEOUT:-150}"
@@ -41,7 +42,7 @@ make_tmpdir WORK
 PORT="$(free_port)"
 TLS_PORT="$(free_port)"
 while [[ "$TLS_PORT" == "$PORT" ]]; do TLS_PORT="$(free_port)"; done
-start_hubbub --port "$PORT" --tls-port "$TLS_PORT" --tls-cert "$CERT" --tls-key "$KEY" \
+start_hubbub --host 127.0.0.1 --port "$PORT" --tls-port "$TLS_PORT" --tls-cert "$CERT" --tls-key "$KEY" \
     --data-dir "$WORK/data"
 
 # ---- helper HTTP server: serves the page, takes the posted result, holds the page's load event.
@@ -96,7 +97,10 @@ os.replace(port_path + ".tmp", port_path)
 server.serve_forever()
 PY
 
+# Page deadline < helper's hold < browser timeout, so a hung check still yields a report.
+((BROWSER_TIMEOUT >= 60)) || die "BROWSER_TIMEOUT must be at least 60 s"
 HOLD_SECONDS=$((BROWSER_TIMEOUT - 20))
+PAGE_DEADLINE_MS=$(((BROWSER_TIMEOUT - 40) * 1000))
 python3 "$WORK/helper.py" "$PAGE" "$WORK/result.json" "$WORK/helper.port" "$HOLD_SECONDS" \
     >"$WORK/helper.log" 2>&1 </dev/null &
 HELPER_PID=$!
@@ -112,7 +116,12 @@ HELPER_PORT="$(cat "$WORK/helper.port")"
 WS_URL="ws://127.0.0.1:$PORT/echo"
 WSS_URL="wss://127.0.0.1:$TLS_PORT/echo"
 enc() { python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$1"; }
-PAGE_URL="http://127.0.0.1:$HELPER_PORT/echo.html?url=$(enc "$WS_URL")&url=$(enc "$WSS_URL")&report=/__result&hold=/__hold"
+PAGE_URL="http://127.0.0.1:$HELPER_PORT/echo.html?url=$(enc "$WS_URL")&url=$(enc "$WSS_URL")&report=/__result&hold=/__hold&deadline=$PAGE_DEADLINE_MS"
+
+# Headless Chromium in a container logs many harmless D-Bus/GPU complaints; hide those.
+chromium_log() {
+    grep -v -E 'dbus/|idle_linux|vaapi_wrapper|sandbox_linux|gpu_init|viz_main_impl|Fontconfig' "$WORK/chromium.log" || true
+}
 
 log "chromium --headless=new --dump-dom $PAGE_URL"
 chrome_rc=0
@@ -128,8 +137,8 @@ timeout --kill-after=10 "$BROWSER_TIMEOUT" "$CHROMIUM" \
     >"$WORK/dom.html" 2>"$WORK/chromium.log" </dev/null || chrome_rc=$?
 
 if [[ ! -s "$WORK/result.json" ]]; then
-    echo "----- chromium log (last 40 lines) -----" >&2
-    tail -n 40 "$WORK/chromium.log" >&2 || true
+    echo "----- chromium log (last 40 lines, D-Bus/GPU noise left out) -----" >&2
+    chromium_log | tail -n 40 >&2 || true
     echo "----- dumped DOM -----" >&2
     cat "$WORK/dom.html" >&2 || true
     echo "----- helper log -----" >&2
@@ -139,6 +148,8 @@ if [[ ! -s "$WORK/result.json" ]]; then
     else
         echo "error: the page posted no result (chromium exit status $chrome_rc)" >&2
     fi
+    stop_hubbub
+    note_hubbub_log 1
     echo "browser: 0 passed, 1 failed"
     exit 1
 fi
@@ -175,8 +186,10 @@ if ! kill -0 "$HUBBUB_PID" 2>/dev/null; then
     rc=1
 fi
 if ((rc != 0)); then
-    echo "----- chromium log (last 20 lines) -----" >&2
-    tail -n 20 "$WORK/chromium.log" >&2 || true
+    echo "----- chromium log (last 20 lines, D-Bus/GPU noise left out) -----" >&2
+    chromium_log | tail -n 20 >&2 || true
 fi
+stop_hubbub
+note_hubbub_log "$rc"
 cat "$WORK/result.json.count" 2>/dev/null || { echo "browser: 0 passed, 1 failed"; rc=1; }
 exit "$rc"

@@ -10,6 +10,7 @@
 # Environment: HUBBUB_BIN (default .build/release/hubbub), INTEROP_TIMEOUT (seconds for the
 # pytest run, default 600).
 set -euo pipefail
+# shellcheck source=scripts/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 INTEROP_TIMEOUT="${INTEROP_TIMEOUT:-600}"
@@ -25,7 +26,7 @@ PORT="$(free_port)"
 TLS_PORT="$(free_port)"
 while [[ "$TLS_PORT" == "$PORT" ]]; do TLS_PORT="$(free_port)"; done
 
-start_hubbub --port "$PORT" --tls-port "$TLS_PORT" --tls-cert "$CERT" --tls-key "$KEY" \
+start_hubbub --host 127.0.0.1 --port "$PORT" --tls-port "$TLS_PORT" --tls-cert "$CERT" --tls-key "$KEY" \
     --data-dir "$WORK/data"
 
 export HUBBUB_WS="ws://127.0.0.1:$PORT"
@@ -33,17 +34,32 @@ export HUBBUB_WSS="wss://127.0.0.1:$TLS_PORT"
 export HUBBUB_CA="$CERT"
 
 log "running pytest scripts/test-interop-python.py against $HUBBUB_WS and $HUBBUB_WSS"
-rc=0
+set +e
 timeout --kill-after=15 "$INTEROP_TIMEOUT" "$VENV_PY" -m pytest \
     -p no:cacheprovider -p no:asyncio --import-mode=importlib --rootdir "$REPO_ROOT/scripts" \
     -o console_output_style=classic -rfE \
-    "$REPO_ROOT/scripts/test-interop-python.py" "$@" </dev/null || rc=$?
+    "$REPO_ROOT/scripts/test-interop-python.py" "$@" </dev/null 2>&1 | tee "$WORK/pytest.out"
+rc="${PIPESTATUS[0]}"
+set -e
 
+notes=0
 if ((rc == 124 || rc == 137)); then
     echo "error: pytest did not finish within ${INTEROP_TIMEOUT} s" >&2
+    notes=1
 elif ! kill -0 "$HUBBUB_PID" 2>/dev/null; then
+    dump_hubbub_log
     echo "error: hubbub was no longer running at the end of the tests" >&2
     ((rc != 0)) || rc=1
+    notes=1
 fi
 stop_hubbub
+if ((rc != 0)); then
+    note_hubbub_log "$rc"
+    notes=1
+fi
+# Keep pytest's summary line ("N passed, M failed in Xs") the last line printed.
+if ((notes == 1)); then
+    last="$(grep -v '^[[:space:]]*$' "$WORK/pytest.out" | tail -n 1 || true)"
+    [[ -n "$last" ]] && printf '%s\n' "$last"
+fi
 exit "$rc"

@@ -72,6 +72,9 @@ int clinux_accept(int listen_fd, char *addr_out, int addr_len) {
     socklen_t len = sizeof ss;
     int fd = accept4(listen_fd, (struct sockaddr *)&ss, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) return -1;
+    /* Frames are written whole and at once: Nagle would only add latency. */
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     if (addr_out && addr_len > 0) {
         addr_out[0] = 0;
         if (ss.ss_family == AF_INET) {

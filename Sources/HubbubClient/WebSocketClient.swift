@@ -206,6 +206,7 @@ public final class ClientLoops: Sendable {
             if l.isEmpty {
                 var config = TransportConfiguration()
                 config.maxOutboundBytes = 1 << 30
+                config.spinMicros = 50
                 for i in 0..<count { l.append(try EventLoop.makeClientLoop(index: i, configuration: config)) }
             }
             return l

@@ -13,6 +13,8 @@ public struct HubbubConfiguration: Sendable, Equatable {
     public var dataDir = "data"
     /// Event loop threads; 0 means one per core.
     public var eventLoops = 0
+    /// Microseconds a loop polls after its last event before sleeping (0: never polls).
+    public var spinMicros = 0
     /// Serve `/broadcast` for benchmarks (off by default).
     public var bench = false
     /// Serve `/echo` for conformance runs and benchmarks (on by default).
@@ -73,6 +75,7 @@ public struct HubbubConfiguration: Sendable, Equatable {
         t.tlsPort = tls.port > 0 ? tls.port : nil
         t.tls = tlsContext
         t.eventLoops = eventLoops > 0 ? eventLoops : System.coreCount
+        t.spinMicros = spinMicros
         t.maxConnections = limits.maxConnections
         t.maxConnectionsPerIP = limits.maxConnectionsPerIp
         t.maxOutboundBytes = limits.maxOutboundBytes
@@ -132,6 +135,7 @@ extension HubbubConfiguration {
         try v.string("tls.key", &tls.key)
         try v.string("dataDir", &dataDir)
         try v.int("eventLoops", &eventLoops, 0...256)
+        try v.int("spinMicros", &spinMicros, 0...1_000_000)
         try v.bool("bench", &bench)
         try v.bool("echo", &echo)
         try v.int("limits.maxConnections", &limits.maxConnections, 1...10_000_000)

@@ -113,9 +113,15 @@ public final class EventLoop: @unchecked Sendable {
     func run() {
         let events = UnsafeMutablePointer<clinux_event>.allocate(capacity: 512)
         defer { events.deallocate() }
+        let spin = UInt64(configuration.spinMicros) * 1000
+        var idleSince: UInt64 = 0
         while running {
-            let n = clinux_epoll_wait(epfd, events, 512, dirty.isEmpty ? -1 : 0)
+            // Poll without sleeping for a short while after the last event: on virtual machines a
+            // halted CPU wakes up slowly (milliseconds), which would dominate round-trip latency.
+            let mayBlock = dirty.isEmpty && (spin == 0 || monotonicNanos() &- idleSince > spin)
+            let n = clinux_epoll_wait(epfd, events, 512, mayBlock ? -1 : 0)
             now = monotonicNanos()
+            if n > 0 { idleSince = now }
             if n > 0 {
                 for i in 0..<Int(n) {
                     let fd = Int32(truncatingIfNeeded: events[i].data)
@@ -133,6 +139,9 @@ public final class EventLoop: @unchecked Sendable {
                         if mask & UInt32(CLINUX_EPOLLIN | CLINUX_EPOLLHUP | CLINUX_EPOLLERR | CLINUX_EPOLLRDHUP) != 0 {
                             if c.phase != .closed { c.readable() }
                         }
+                        // Write what this input produced now, not after the whole batch: the peer
+                        // (often on the other core) can start on it while we handle the rest.
+                        if c.dirty { c.flush() }
                     }
                 }
             }
@@ -161,8 +170,7 @@ public final class EventLoop: @unchecked Sendable {
         var i = 0
         while i < dirty.count {
             let c = dirty[i]
-            c.dirty = false
-            c.flush()
+            if c.dirty { c.flush() }
             i += 1
         }
         dirty.removeAll(keepingCapacity: true)

@@ -28,6 +28,9 @@ public struct TransportConfiguration: Sendable {
     public var webSocket: WebSocketStateMachine.Configuration = .init()
     /// Time to let clients go after SIGTERM before the process exits anyway.
     public var shutdownTimeoutNanos: UInt64 = 10_000_000_000
+    /// Microseconds a loop keeps polling after its last event before it sleeps in epoll_wait
+    /// (0: sleep at once). Trades idle CPU for latency where waking a CPU is slow.
+    public var spinMicros: Int = 0
     /// listen(2) backlog.
     public var listenBacklog: Int = 4096
 

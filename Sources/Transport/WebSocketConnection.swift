@@ -410,6 +410,7 @@ public final class WebSocketConnection {
     }
 
     func flush() {
+        dirty = false
         guard phase != .closed else { return }
         var written = 0
         let result = queue.write(to: fd, iovecs: loop.iovecs, written: &written)

@@ -151,14 +151,20 @@ public enum PerMessageDeflate {
         for (name, value) in exts[0].parameters {
             guard seen.insert(name).inserted else { return nil }
             switch name {
-            case "server_no_context_takeover": p.serverNoContextTakeover = true
-            case "client_no_context_takeover": p.clientNoContextTakeover = true
+            case "server_no_context_takeover":
+                guard value == nil else { return nil }
+                p.serverNoContextTakeover = true
+            case "client_no_context_takeover":
+                guard value == nil else { return nil }
+                p.clientNoContextTakeover = true
             case "server_max_window_bits":
                 guard let value, let b = windowBits(value) else { return nil }
                 p.serverMaxWindowBits = b
             case "client_max_window_bits":
+                // Reported as given, 8 included: zlib cannot compress with an 8-bit raw window, so a
+                // client told 8 must send its messages uncompressed (never widen it to 9).
                 guard let value, let b = windowBits(value) else { return nil }
-                p.clientMaxWindowBits = max(9, b)
+                p.clientMaxWindowBits = b
             default: return nil
             }
         }

@@ -274,7 +274,8 @@ public struct WebSocketStateMachine {
     public mutating func close(code: CloseCode, reason: String = "", now: UInt64) -> [UInt8]? {
         guard case .open = state else { return nil }
         state = .closeSent(deadline: now + configuration.closeTimeoutNanos)
-        assembling = nil
+        // Keep any message in reassembly: the peer may finish it before it sees our close, and
+        // its continuation frames are no protocol error (they are parsed and dropped by deliver).
         return encodeControl(.close, FrameEncoder.closePayload(code: code, reason: reason))
     }
 

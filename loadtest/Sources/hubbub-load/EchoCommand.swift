@@ -22,6 +22,7 @@ struct EchoCommand: AsyncParsableCommand {
     @Option(help: "CA file to verify a wss:// server (default: accept any certificate).") var caFile: String?
     @Option(help: "Write the JSON result here too.") var json: String?
     @Option(help: "Connections opened at once while connecting.") var connectConcurrency = 200
+    @Option(help: "Microseconds each client loop polls before sleeping (latency on VMs).") var spin = 100
 
     func validate() throws {
         guard size >= 8 else { throw ValidationError("--size must be at least 8 (a timestamp rides in each message)") }
@@ -35,6 +36,7 @@ struct EchoCommand: AsyncParsableCommand {
         if target.secure { tls = try TLSContext.client(verify: caFile != nil, caFile: caFile) }
         var config = TransportConfiguration()
         config.maxOutboundBytes = 1 << 30
+        config.spinMicros = spin
         let eventLoops = try (0..<loops).map { try EventLoop.makeClientLoop(index: $0, configuration: config) }
         let states = eventLoops.map { _ in EchoLoopState() }
         let options = ClientOptions(host: target.host, port: target.port, path: target.path, tls: tls, offerDeflate: compression,

@@ -1,0 +1,51 @@
+import Foundation
+import HubbubServer
+import XCTest
+
+final class ConfigurationTests: XCTestCase {
+    private var repoRoot: String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+    }
+
+    func testShippedConfigFileEqualsTheBuiltInDefaults() async throws {
+        let loaded = try await HubbubConfiguration.load(arguments: ["hubbub", "--config", repoRoot + "/config/hubbub.json"],
+                                                        environment: [:])
+        XCTAssertEqual(loaded, HubbubConfiguration())
+    }
+
+    func testCommandLineBeatsEnvironmentBeatsFile() async throws {
+        let file = NSTemporaryDirectory() + "hubbub-config-\(UUID().uuidString).json"
+        try #"{"port": 1111, "tls": {"port": 2222, "cert": "c.pem", "key": "k.pem"}, "limits": {"maxHeaders": 10}}"#
+            .write(toFile: file, atomically: true, encoding: .utf8)
+        let c = try await HubbubConfiguration.load(
+            arguments: ["hubbub", "--config", file, "--port", "3333", "--data-dir", "/tmp/x"],
+            environment: ["HUBBUB_PORT": "4444", "HUBBUB_TLS_PORT": "5555", "HUBBUB_LIMITS_MAX_MESSAGE_BYTES": "4096"])
+        XCTAssertEqual(c.port, 3333)                // command line
+        XCTAssertEqual(c.tls.port, 5555)            // environment over file
+        XCTAssertEqual(c.tls.cert, "c.pem")         // file
+        XCTAssertEqual(c.limits.maxHeaders, 10)     // file
+        XCTAssertEqual(c.limits.maxMessageBytes, 4096)
+        XCTAssertEqual(c.dataDir, "/tmp/x")
+    }
+
+    func testBadValuesAreRefusedNamingTheKey() async throws {
+        do {
+            _ = try await HubbubConfiguration.load(arguments: ["hubbub", "--port", "eighty"], environment: [:])
+            XCTFail("a non-integer port must be refused")
+        } catch let e as ConfigurationError {
+            XCTAssertEqual(e.key, "port")
+        }
+        do {
+            _ = try await HubbubConfiguration.load(arguments: ["hubbub"], environment: ["HUBBUB_DEFLATE_SERVER_MAX_WINDOW_BITS": "8"])
+            XCTFail("8 window bits must be refused")
+        } catch let e as ConfigurationError {
+            XCTAssertEqual(e.key, "deflate.serverMaxWindowBits")
+        }
+        do {
+            _ = try await HubbubConfiguration.load(arguments: ["hubbub", "--tls-port", "8443"], environment: [:])
+            XCTFail("a TLS port without certificate must be refused")
+        } catch let e as ConfigurationError {
+            XCTAssertEqual(e.key, "tls.port")
+        }
+    }
+}

@@ -185,23 +185,6 @@ int clinux_close(int fd) { return close(fd); }
 int clinux_shutdown_write(int fd) { return shutdown(fd, SHUT_WR); }
 int clinux_errno(void) { return errno; }
 
-int clinux_block_signals(void) {
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    signal(SIGPIPE, SIG_IGN);
-    return pthread_sigmask(SIG_BLOCK, &set, NULL);
-}
-int clinux_wait_signal(void) {
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    int sig = 0;
-    while (sigwait(&set, &sig) != 0) {}
-    return sig;
-}
 long clinux_raise_nofile(void) {
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) < 0) return -1;

@@ -48,6 +48,9 @@ public final class WebSocketConnection {
     /// Handshake deadline, or close deadline while closing (0: none).
     private var deadline: UInt64
     private var closeCode = CloseCode.abnormal
+    /// A close frame is in the queue: nothing may follow it. (Replies to messages that arrived
+    /// before a protocol error still go out first, in order.)
+    private var closeQueued = false
     private var closeReason = ""
 
     /// The subprotocol agreed in the handshake.
@@ -227,6 +230,8 @@ public final class WebSocketConnection {
                 loop.stats.messagesIn += 1
                 handler?.onMessage(message, connection: self)
             case .write(let bytes):
+                guard !closeQueued else { continue }
+                if bytes.first.map({ $0 & 0x0F }) == Opcode.close.rawValue { closeQueued = true }
                 enqueue(bytes.withUnsafeBytes { SharedBytes.copy($0) }, bounded: false)
             case .closeConnection(let code, let reason):
                 closeCode = code
@@ -302,7 +307,7 @@ public final class WebSocketConnection {
 
     /// Sends a message encoded once for many receivers. Loop thread only.
     public func send(_ message: OutboundMessage) {
-        guard phase == .webSocket, ws!.canSend else { return }
+        guard phase == .webSocket, !closeQueued else { return }
         if isClient {
             return message.payload.withUnsafeBytes { sendFrame(message.kind, payload: $0) }
         }
@@ -332,7 +337,7 @@ public final class WebSocketConnection {
 
     /// Builds and queues one frame for this connection (masked when we are the client).
     public func sendFrame(_ kind: MessageKind, payload: UnsafeRawBufferPointer) {
-        guard phase == .webSocket, ws!.canSend else { return }
+        guard phase == .webSocket, !closeQueued else { return }
         let mask = isClient ? ws!.nextMaskKey() : nil
         var frame: SharedBytes
         if let d = deflate, payload.count >= minimumCompressed, !(isClient && (d.clientMaxWindowBits ?? 15) < 9) {
@@ -361,6 +366,7 @@ public final class WebSocketConnection {
         switch phase {
         case .webSocket:
             if let frame = ws!.close(code: code, reason: reason, now: loop.now) {
+                closeQueued = true
                 enqueue(SharedBytes.copy(frame), bounded: false)
                 closeCode = code
                 closeReason = reason
@@ -390,7 +396,8 @@ public final class WebSocketConnection {
         loop.shared.metrics.slowConsumers.increment()
         // TLS records are numbered: dropping ciphertext would corrupt the stream, so only plain text drops.
         if tls == nil { queue.dropUnstarted() }
-        if let frame = ws?.close(code: .slowConsumer, reason: "slow consumer", now: loop.now) {
+        if let frame = ws?.close(code: .slowConsumer, reason: "slow consumer", now: loop.now), !closeQueued {
+            closeQueued = true
             enqueue(SharedBytes.copy(frame), bounded: false)
         }
         closeCode = .slowConsumer
@@ -471,7 +478,8 @@ public final class WebSocketConnection {
 
     private func clientGotResponse(_ head: HTTPHead, remainder: [UInt8]) {
         guard let setup = client else { return }
-        switch Handshake.checkResponse(head, key: setup.expectedKey, offeredDeflate: setup.offerDeflate) {
+        switch Handshake.checkResponse(head, key: setup.expectedKey, offeredDeflate: setup.offerDeflate,
+                                       offeredSubprotocols: setup.subprotocols) {
         case .failure(let e):
             failClient(e.message)
         case .success(let accepted):
@@ -493,8 +501,9 @@ public final class WebSocketConnection {
     }
 }
 
-/// Everything a client connection needs before its handshake completes.
-struct ClientSetup {
+/// Everything a client connection needs before its handshake completes (a class, so a server
+/// connection pays one pointer for it, not the whole record).
+final class ClientSetup {
     var hostHeader: String
     var path: String
     var serverName: String?
@@ -508,4 +517,22 @@ struct ClientSetup {
     var expectedKey = ""
     var makeHandler: (WebSocketConnection) -> any WebSocketHandler
     var completion: (Result<WebSocketConnection, TransportError>) -> Void
+
+    init(hostHeader: String, path: String, serverName: String?, subprotocols: [String], headers: [(String, String)],
+         offerDeflate: Bool, minimumCompressed: Int, webSocket: WebSocketStateMachine.Configuration,
+         handshakeTimeoutNanos: UInt64, key: [UInt8], makeHandler: @escaping (WebSocketConnection) -> any WebSocketHandler,
+         completion: @escaping (Result<WebSocketConnection, TransportError>) -> Void) {
+        self.hostHeader = hostHeader
+        self.path = path
+        self.serverName = serverName
+        self.subprotocols = subprotocols
+        self.headers = headers
+        self.offerDeflate = offerDeflate
+        self.minimumCompressed = minimumCompressed
+        self.webSocket = webSocket
+        self.handshakeTimeoutNanos = handshakeTimeoutNanos
+        self.key = key
+        self.makeHandler = makeHandler
+        self.completion = completion
+    }
 }

@@ -110,7 +110,8 @@ public enum Handshake {
     }
 
     /// Checks the server's answer to our request.
-    public static func checkResponse(_ head: HTTPHead, key: String, offeredDeflate: Bool) -> Result<ClientAccepted, HTTPError> {
+    public static func checkResponse(_ head: HTTPHead, key: String, offeredDeflate: Bool,
+                                     offeredSubprotocols: [String] = []) -> Result<ClientAccepted, HTTPError> {
         guard head.startLine.1 == "101" else {
             return .failure(HTTPError(Int(head.startLine.1) ?? 502, "server answered \(head.startLine.1) \(head.startLine.2)"))
         }
@@ -127,6 +128,10 @@ public enum Handshake {
             }
             deflate = p
         }
-        return .success(ClientAccepted(subprotocol: head.value("Sec-WebSocket-Protocol"), deflate: deflate))
+        let subprotocol = head.value("Sec-WebSocket-Protocol")
+        if let subprotocol, !offeredSubprotocols.contains(subprotocol) {
+            return .failure(HTTPError(502, "server chose a subprotocol we did not offer: \(subprotocol)"))
+        }
+        return .success(ClientAccepted(subprotocol: subprotocol, deflate: deflate))
     }
 }

@@ -1,5 +1,5 @@
 import XCTest
-@testable import WebSocket
+import WebSocket
 
 /// Feeding a stream in any split must give exactly the actions of feeding it whole.
 final class ByteSplitTests: XCTestCase {

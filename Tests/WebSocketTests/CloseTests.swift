@@ -1,5 +1,5 @@
 import XCTest
-@testable import WebSocket
+import WebSocket
 
 /// The close handshake (RFC 6455 §5.5.1, §7) and close codes.
 final class CloseTests: XCTestCase {

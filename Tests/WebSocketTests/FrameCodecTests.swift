@@ -1,5 +1,5 @@
 import XCTest
-@testable import WebSocket
+import WebSocket
 
 /// FrameEncoder → FrameHeaderParser / state machine round trips, masking and close payloads.
 final class FrameCodecTests: XCTestCase {

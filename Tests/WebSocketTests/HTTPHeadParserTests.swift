@@ -1,5 +1,5 @@
 import XCTest
-@testable import WebSocket
+import WebSocket
 
 /// The incremental HTTP/1.1 head parser and response builder.
 final class HTTPHeadParserTests: XCTestCase {

@@ -1,5 +1,5 @@
 import XCTest
-@testable import WebSocket
+import WebSocket
 import HubbubCrypto
 
 /// The opening handshake (RFC 6455 §4) and permessage-deflate negotiation (RFC 7692 §7.1).
@@ -248,11 +248,16 @@ final class HandshakeTests: XCTestCase {
         XCTAssertEqual(rest, [])
         XCTAssertEqual(h.value("Authorization"), "Bearer t")
         guard let a = success(accept(h, .init(subprotocols: ["hubbub.v1"]))), let response = responseHead(a.response) else { return }
-        guard case .success(let c) = Handshake.checkResponse(response, key: req.key, offeredDeflate: true) else {
+        guard case .success(let c) = Handshake.checkResponse(response, key: req.key, offeredDeflate: true,
+                                                             offeredSubprotocols: ["hubbub.v1"]) else {
             return XCTFail("client refuses a correct answer")
         }
         XCTAssertEqual(c.subprotocol, "hubbub.v1")
         XCTAssertEqual(c.deflate, a.deflate)
+        // RFC 6455 §4.1: a subprotocol the client did not offer fails the handshake.
+        guard case .failure = Handshake.checkResponse(response, key: req.key, offeredDeflate: true, offeredSubprotocols: ["other"]) else {
+            return XCTFail("client accepted a subprotocol it never offered")
+        }
     }
 
     func responseLines(_ lines: [String]) -> HTTPHead {

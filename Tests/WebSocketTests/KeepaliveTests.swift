@@ -1,5 +1,5 @@
 import XCTest
-@testable import WebSocket
+import WebSocket
 
 /// Keepalive pings and the pong timeout, driven by tick(now:).
 final class KeepaliveTests: XCTestCase {

@@ -1,5 +1,5 @@
 import XCTest
-@testable import WebSocket
+import WebSocket
 
 /// RFC 7692 §7.2.3 examples and compression through the state machine.
 final class PerMessageDeflateTests: XCTestCase {

@@ -1,5 +1,5 @@
 import XCTest
-@testable import WebSocket
+import WebSocket
 
 /// Frames that break RFC 6455 fail the connection with 1002; frames and messages over the limits with 1009.
 final class ProtocolErrorTests: XCTestCase {

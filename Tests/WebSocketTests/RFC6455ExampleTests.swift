@@ -1,5 +1,5 @@
 import XCTest
-@testable import WebSocket
+import WebSocket
 
 /// The examples of RFC 6455 §5.7, through the state machine of the role that receives them.
 final class RFC6455ExampleTests: XCTestCase {

@@ -1,5 +1,5 @@
 import XCTest
-@testable import WebSocket
+import WebSocket
 
 // Shared helpers for the WebSocket codec tests.
 

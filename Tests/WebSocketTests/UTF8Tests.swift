@@ -1,5 +1,5 @@
 import XCTest
-@testable import WebSocket
+import WebSocket
 
 /// UTF-8 validation of text messages (RFC 6455 §8.1): 1007 on invalid text, failing fast.
 final class UTF8Tests: XCTestCase {

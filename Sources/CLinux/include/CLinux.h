@@ -56,10 +56,6 @@ int clinux_close(int fd);
 int clinux_shutdown_write(int fd);
 int clinux_errno(void);
 
-/// Blocks SIGINT, SIGTERM and SIGPIPE in the calling thread (threads started later inherit it).
-int clinux_block_signals(void);
-/// Waits for SIGINT or SIGTERM; returns the signal number.
-int clinux_wait_signal(void);
 /// Raises the open-files soft limit to the hard limit; returns the new soft limit.
 long clinux_raise_nofile(void);
 /// Resident set size of this process in KiB (from /proc/self/statm), -1 if unknown.

@@ -10,6 +10,7 @@
 #include <openssl/bio.h>
 #include <openssl/crypto.h>
 #include <openssl/kdf.h>
+#include <openssl/buffer.h>
 
 static inline long hubbub_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int version) {
     return SSL_CTX_set_min_proto_version(ctx, version);
@@ -28,7 +29,15 @@ static inline long hubbub_SSL_set_tlsext_host_name(SSL *ssl, const char *name) {
 static inline size_t hubbub_BIO_ctrl_pending(BIO *bio) { return BIO_ctrl_pending(bio); }
 static inline int hubbub_BIO_set_mem_eof_return(BIO *bio, int v) { return (int)BIO_set_mem_eof_return(bio, v); }
 
-static inline int hubbub_SSL_OP_NO_RENEGOTIATION(void) { return 1; }
+/// Bytes a memory BIO has allocated (it never shrinks by itself).
+static inline size_t hubbub_BIO_mem_capacity(BIO *bio) {
+    BUF_MEM *mem = NULL;
+    BIO_get_mem_ptr(bio, &mem);
+    return mem ? mem->max : 0;
+}
+static inline long hubbub_SSL_CTX_sess_set_cache_size(SSL_CTX *ctx, long size) {
+    return SSL_CTX_sess_set_cache_size(ctx, size);
+}
 static inline uint64_t hubbub_ssl_options(void) {
     return SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION | SSL_OP_CIPHER_SERVER_PREFERENCE | SSL_OP_NO_SSLv3
         | SSL_OP_NO_TLSv1 | SSL_OP_NO_TLSv1_1;

@@ -17,7 +17,10 @@ final class HubbubApplication: ServerApplication, @unchecked Sendable {
         self.metrics = metrics
         policy = Handshake.ServerPolicy(subprotocols: ["hubbub.v1"], allowedOrigins: configuration.allowedOrigins,
                                         deflate: configuration.deflatePolicy)
-        echoEndpoint = WebSocketEndpoint(policy: policy) { _ in EchoHandler.shared }
+        var echoLimits = configuration.transport(tlsContext: nil).webSocket
+        echoLimits.maxMessageSize = configuration.limits.echoMaxMessageBytes
+        echoLimits.maxFrameSize = configuration.limits.echoMaxMessageBytes
+        echoEndpoint = WebSocketEndpoint(policy: policy, webSocket: echoLimits) { _ in EchoHandler.shared }
     }
 
     func attach(broadcast hub: BroadcastHub) {

@@ -37,8 +37,10 @@ public struct HubbubConfiguration: Sendable, Equatable {
     public struct Limits: Sendable, Equatable {
         public var maxConnections = 200_000
         public var maxConnectionsPerIp = 10_000
-        public var maxFrameBytes = 16 << 20
-        public var maxMessageBytes = 16 << 20
+        public var maxFrameBytes = 1 << 20
+        public var maxMessageBytes = 1 << 20
+        /// `/echo` takes bigger messages: conformance suites send up to 16 MiB.
+        public var echoMaxMessageBytes = 16 << 20
         /// Outbound queue per connection; past it the client is closed with 4001.
         public var maxOutboundBytes = 1 << 20
         public var maxRequestBytes = 8192
@@ -142,6 +144,7 @@ extension HubbubConfiguration {
         try v.int("limits.maxConnectionsPerIp", &limits.maxConnectionsPerIp, 1...10_000_000)
         try v.int("limits.maxFrameBytes", &limits.maxFrameBytes, 125...(1 << 30))
         try v.int("limits.maxMessageBytes", &limits.maxMessageBytes, 125...(1 << 30))
+        try v.int("limits.echoMaxMessageBytes", &limits.echoMaxMessageBytes, 125...(1 << 30))
         try v.int("limits.maxOutboundBytes", &limits.maxOutboundBytes, 1024...(1 << 30))
         try v.int("limits.maxRequestBytes", &limits.maxRequestBytes, 256...(1 << 20))
         try v.int("limits.maxHeaders", &limits.maxHeaders, 4...1000)

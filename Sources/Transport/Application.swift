@@ -23,12 +23,16 @@ public enum Route: Sendable {
 /// A WebSocket endpoint: how upgrades are negotiated and who handles the connection.
 public struct WebSocketEndpoint: Sendable {
     public var policy: Handshake.ServerPolicy
+    /// Limits and timers for this endpoint's connections (nil: the transport's).
+    public var webSocket: WebSocketStateMachine.Configuration?
     /// Makes the handler for a new connection (called on its loop thread; may return a shared,
     /// stateless handler so idle connections cost nothing extra).
     public var makeHandler: @Sendable (WebSocketConnection) -> any WebSocketHandler
 
-    public init(policy: Handshake.ServerPolicy, makeHandler: @escaping @Sendable (WebSocketConnection) -> any WebSocketHandler) {
+    public init(policy: Handshake.ServerPolicy, webSocket: WebSocketStateMachine.Configuration? = nil,
+                makeHandler: @escaping @Sendable (WebSocketConnection) -> any WebSocketHandler) {
         self.policy = policy
+        self.webSocket = webSocket
         self.makeHandler = makeHandler
     }
 }

@@ -52,7 +52,8 @@ extension EventLoop {
             guard fd >= 0 else {
                 return completion(.failure(.connect("\(options.host):\(options.port): \(String(cString: strerror(-fd)))")))
             }
-            let hostHeader = options.port == (options.tls == nil ? 80 : 443) ? options.host : "\(options.host):\(options.port)"
+            let host = options.host.contains(":") ? "[\(options.host)]" : options.host // IPv6 literal
+            let hostHeader = options.port == (options.tls == nil ? 80 : 443) ? host : "\(host):\(options.port)"
             let setup = ClientSetup(hostHeader: hostHeader, path: options.path, serverName: options.tls == nil ? nil : options.host,
                                     subprotocols: options.subprotocols, headers: options.headers, offerDeflate: options.offerDeflate,
                                     minimumCompressed: options.minimumCompressed, webSocket: options.webSocket,

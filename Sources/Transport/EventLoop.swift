@@ -19,9 +19,11 @@ public final class EventLoop: @unchecked Sendable {
     /// Connections by file descriptor (descriptors are small and dense).
     var connections: [WebSocketConnection?] = []
     private var listeners: [Int32: Bool] = [:] // fd -> TLS
+    private var pausedListeners: [Int32] = []
     /// Connections with bytes queued since the last flush.
     var dirty: [WebSocketConnection] = []
     private let inbox = Mutex<[LoopTask]>([])
+    private var spareTasks: [LoopTask] = []
     private let wakePending = Atomic<Bool>(false)
     private var generation: UInt32 = 0
 
@@ -155,7 +157,7 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     func connection(for handle: ConnectionHandle) -> WebSocketConnection? {
-        guard let c = connection(handle.fd), c.generation == handle.generation else { return nil }
+        guard handle.loop === self, let c = connection(handle.fd), c.generation == handle.generation else { return nil }
         return c
     }
 
@@ -178,10 +180,12 @@ public final class EventLoop: @unchecked Sendable {
 
     private func drainInbox() {
         wakePending.store(false, ordering: .releasing)
-        let tasks = inbox.withLock { q -> [LoopTask] in
-            let t = q
-            q.removeAll(keepingCapacity: true)
-            return t
+        // Swap the queue with a spare so neither side allocates in steady state.
+        var tasks = spareTasks
+        inbox.withLock { swap(&$0, &tasks) }
+        defer {
+            tasks.removeAll(keepingCapacity: true)
+            spareTasks = tasks
         }
         for task in tasks {
             switch task {
@@ -198,6 +202,10 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     private func tick() {
+        for fd in pausedListeners where listeners[fd] != nil {
+            _ = clinux_epoll_add(epfd, fd, UInt32(CLINUX_EPOLLIN), UInt64(fd))
+        }
+        pausedListeners.removeAll()
         shared.metrics.publish(stats)
         stats = LoopStats()
         for case let c? in connections { c.tick(now: now) }
@@ -219,13 +227,21 @@ public final class EventLoop: @unchecked Sendable {
             if fd < 0 {
                 let e = clinux_errno()
                 if e == EMFILE || e == ENFILE {
-                    shared.logger.error("accept: out of file descriptors", metadata: ["errno": "\(e)"])
+                    // The listener stays readable while the backlog waits: stop watching it until
+                    // the next tick instead of spinning.
+                    shared.logger.error("accept: out of file descriptors; pausing accepts", metadata: ["errno": "\(e)"])
+                    _ = clinux_epoll_del(epfd, listenFD)
+                    pausedListeners.append(listenFD)
                 }
                 return
             }
             let ip = String(decoding: addr.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             if let refusal = shared.limiter.admit(ip) {
                 shared.metrics.handshakeFailed(refusal)
+                if tls {
+                    _ = clinux_close(fd) // no plain-text answer on a TLS port
+                    continue
+                }
                 // Tell an HTTP client why before closing (best effort; the socket is fresh).
                 let body = HTTPResponse.make(status: 503, body: Array("\(refusal.replacingUnderscores) reached\n".utf8))
                 body.withUnsafeBytes { b in
@@ -268,11 +284,20 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     func setWriteInterest(_ c: WebSocketConnection, _ on: Bool) {
-        guard c.epollOut != on else { return }
+        guard c.epollOut != on, !c.outputOnly else { return }
         c.epollOut = on
         let events = UInt32(CLINUX_EPOLLIN | CLINUX_EPOLLRDHUP) | (on ? UInt32(CLINUX_EPOLLOUT) : 0)
         _ = clinux_epoll_mod(epfd, c.fd, events, UInt64(c.fd))
     }
+
+    /// Watches only for writability (the peer has stopped sending; its EOF would fire forever).
+    func watchOutputOnly(_ c: WebSocketConnection) {
+        c.outputOnly = true
+        c.epollOut = true
+        _ = clinux_epoll_mod(epfd, c.fd, UInt32(CLINUX_EPOLLOUT), UInt64(c.fd))
+    }
+
+    func watchesOutputOnly(_ c: WebSocketConnection) -> Bool { c.outputOnly }
 
     // MARK: Shutdown
 

@@ -32,7 +32,8 @@ struct OutboundQueue {
     /// Drops every chunk that has not started going out (a partly written frame must finish,
     /// or the peer would see a corrupt stream).
     mutating func dropUnstarted() {
-        let keep = headOffset > 0 ? head + 1 : head
+        // The head chunk stays even if nothing of it went out yet: it may be the 101 answer.
+        let keep = head + 1
         guard keep < chunks.count else { return }
         for c in chunks[keep...] { pendingBytes -= c.count }
         chunks.removeSubrange(keep...)
@@ -67,8 +68,10 @@ struct OutboundQueue {
                 return .failed(e)
             }
             written += rc
+            let wanted = (0..<n).reduce(0) { $0 + iovecs[$1].iov_len }
             consume(rc)
-            if rc == 0 { return .blocked }
+            // A short write means the socket buffer is full: another call would only get EAGAIN.
+            if rc < wanted { return head == chunks.count ? .drained : .blocked }
         }
         return .drained
     }
@@ -88,8 +91,8 @@ struct OutboundQueue {
             }
         }
         if head == chunks.count {
-            // Free the storage while idle: idle connections should cost next to nothing.
-            chunks = []
+            // Keep a small array for the next send; free a big one: idle connections stay cheap.
+            if chunks.capacity <= 4 { chunks.removeAll(keepingCapacity: true) } else { chunks = [] }
             head = 0
         } else if head >= 64 && head * 2 >= chunks.count {
             chunks.removeFirst(head)

@@ -21,6 +21,8 @@ public struct TLSError: Error, CustomStringConvertible, Sendable {
 /// Thread-safe after creation (OpenSSL's SSL_CTX is shared by every connection).
 public final class TLSContext: @unchecked Sendable {
     let ctx: OpaquePointer
+    /// Clients only: the server's chain and host name are checked.
+    private(set) var verifiesPeer = false
 
     /// A server context with a PEM certificate chain and private key.
     public static func server(certificatePath: String, privateKeyPath: String) throws -> TLSContext {
@@ -35,6 +37,9 @@ public final class TLSContext: @unchecked Sendable {
             throw TLSError("private key does not match the certificate")
         }
         _ = hubbub_SSL_CTX_set_session_cache_mode(context.ctx, Int(SSL_SESS_CACHE_SERVER))
+        // Bounded session cache and one ticket per handshake: less memory and work per client.
+        _ = hubbub_SSL_CTX_sess_set_cache_size(context.ctx, 1024)
+        _ = SSL_CTX_set_num_tickets(context.ctx, 1)
         return context
     }
 
@@ -42,6 +47,7 @@ public final class TLSContext: @unchecked Sendable {
     public static func client(verify: Bool, caFile: String? = nil) throws -> TLSContext {
         let context = try TLSContext(method: TLS_client_method())
         if verify {
+            context.verifiesPeer = true
             SSL_CTX_set_verify(context.ctx, SSL_VERIFY_PEER, nil)
             if let caFile {
                 guard SSL_CTX_load_verify_locations(context.ctx, caFile, nil) == 1 else { throw TLSError("cannot load CA file \(caFile)") }
@@ -72,28 +78,55 @@ public final class TLSContext: @unchecked Sendable {
 /// to send goes in with `writePlaintext` and ciphertext to write comes out of `takeCiphertext`.
 final class TLSSession {
     private let ssl: OpaquePointer
-    private let readBIO: OpaquePointer
-    private let writeBIO: OpaquePointer
+    private var readBIO: OpaquePointer
+    private var writeBIO: OpaquePointer
     private(set) var handshakeDone = false
+    /// A memory BIO keeps the capacity of its largest burst; an idle one bigger than this is replaced.
+    private static let idleBIOCapacity = 4096
 
-    init(context: TLSContext, isServer: Bool, serverName: String? = nil) throws {
+    init(context: TLSContext, isServer: Bool, serverName: String? = nil, verifyHost: Bool = false) throws {
         guard let ssl = SSL_new(context.ctx) else { throw TLSError("SSL_new failed") }
-        guard let r = BIO_new(BIO_s_mem()), let w = BIO_new(BIO_s_mem()) else {
+        guard let r = TLSSession.memoryBIO(), let w = TLSSession.memoryBIO() else {
             SSL_free(ssl)
             throw TLSError("BIO_new failed")
         }
-        _ = hubbub_BIO_set_mem_eof_return(r, -1)
-        _ = hubbub_BIO_set_mem_eof_return(w, -1)
         SSL_set_bio(ssl, r, w)
         if isServer {
             SSL_set_accept_state(ssl)
         } else {
-            if let serverName { _ = hubbub_SSL_set_tlsext_host_name(ssl, serverName) }
+            if let serverName {
+                // SNI is for names only, not IP literals (RFC 6066 §3).
+                if !serverName.contains(where: { $0 == ":" }) && !serverName.allSatisfy({ $0.isNumber || $0 == "." }) {
+                    _ = hubbub_SSL_set_tlsext_host_name(ssl, serverName)
+                }
+                if verifyHost { _ = SSL_set1_host(ssl, serverName) }
+            }
             SSL_set_connect_state(ssl)
         }
+        ERR_clear_error()
         self.ssl = ssl
         self.readBIO = r
         self.writeBIO = w
+    }
+
+    private static func memoryBIO() -> OpaquePointer? {
+        guard let b = BIO_new(BIO_s_mem()) else { return nil }
+        _ = hubbub_BIO_set_mem_eof_return(b, -1)
+        return b
+    }
+
+    /// Gives back a BIO's memory once it is empty, so a past burst does not stay resident.
+    private func shrinkIdleBIOs() {
+        if hubbub_BIO_ctrl_pending(readBIO) == 0 && hubbub_BIO_mem_capacity(readBIO) > Self.idleBIOCapacity,
+           let fresh = TLSSession.memoryBIO() {
+            SSL_set0_rbio(ssl, fresh) // frees the old one
+            readBIO = fresh
+        }
+        if hubbub_BIO_ctrl_pending(writeBIO) == 0 && hubbub_BIO_mem_capacity(writeBIO) > Self.idleBIOCapacity,
+           let fresh = TLSSession.memoryBIO() {
+            SSL_set0_wbio(ssl, fresh)
+            writeBIO = fresh
+        }
     }
 
     deinit { SSL_free(ssl) } // frees both BIOs too
@@ -122,6 +155,7 @@ final class TLSSession {
     /// Advances the handshake.
     func handshake() -> Progress {
         if handshakeDone { return .ready }
+        ERR_clear_error() // SSL_get_error reads this thread's queue: start it empty
         let rc = SSL_do_handshake(ssl)
         if rc == 1 {
             handshakeDone = true
@@ -139,10 +173,13 @@ final class TLSSession {
     /// Decrypts what is available into `buffer`; returns bytes read, 0 when nothing is ready,
     /// nil when the session failed or was closed by the peer.
     func readPlaintext(into buffer: UnsafeMutableRawBufferPointer) -> Int? {
+        ERR_clear_error()
         let n = SSL_read(ssl, buffer.baseAddress, Int32(buffer.count))
         if n > 0 { return Int(n) }
         switch SSL_get_error(ssl, n) {
-        case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE: return 0
+        case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE:
+            shrinkIdleBIOs()
+            return 0
         default:
             ERR_clear_error()
             return nil
@@ -152,6 +189,7 @@ final class TLSSession {
     /// Encrypts plaintext into the write BIO; false on failure.
     func writePlaintext(_ bytes: UnsafeRawBufferPointer) -> Bool {
         var offset = 0
+        ERR_clear_error()
         while offset < bytes.count {
             let n = SSL_write(ssl, bytes.baseAddress! + offset, Int32(min(bytes.count - offset, 1 << 30)))
             if n <= 0 {
@@ -164,7 +202,11 @@ final class TLSSession {
     }
 
     /// Sends close_notify.
-    func shutdown() { _ = SSL_shutdown(ssl); ERR_clear_error() }
+    func shutdown() {
+        ERR_clear_error()
+        _ = SSL_shutdown(ssl)
+        ERR_clear_error()
+    }
 
     var hasCiphertext: Bool { hubbub_BIO_ctrl_pending(writeBIO) > 0 }
 
@@ -175,6 +217,7 @@ final class TLSSession {
         let chunk = SharedBytes.create(count: pending) { dst in
             _ = BIO_read(writeBIO, dst.baseAddress, Int32(pending))
         }
+        shrinkIdleBIOs()
         return chunk
     }
 }

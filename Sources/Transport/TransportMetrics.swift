@@ -44,16 +44,20 @@ public final class TransportMetrics: Sendable {
     /// Open WebSocket connections right now.
     public var openWebSockets: Int { open.load(ordering: .relaxed) }
 
-    func handshakeFailed(_ reason: String) {
-        Counter(label: "hubbub_handshake_failures_total", dimensions: [("reason", reason)]).increment()
-    }
+    func handshakeFailed(_ reason: String) { counter("hubbub_handshake_failures_total", "reason", reason).increment() }
+    func closed(_ code: CloseCode) { counter("hubbub_closes_total", "code", String(code.rawValue)).increment() }
+    func tlsHandshake(_ result: String) { counter("hubbub_tls_handshakes_total", "result", result).increment() }
 
-    func closed(_ code: CloseCode) {
-        Counter(label: "hubbub_closes_total", dimensions: [("code", String(code.rawValue))]).increment()
-    }
-
-    func tlsHandshake(_ result: String) {
-        Counter(label: "hubbub_tls_handshakes_total", dimensions: [("result", result)]).increment()
+    /// Labelled counters, made once per label value (labels come from small fixed sets).
+    private let labelled = Mutex<[String: Counter]>([:])
+    private func counter(_ name: String, _ key: String, _ value: String) -> Counter {
+        let id = name + "\u{0}" + value
+        return labelled.withLock { map in
+            if let c = map[id] { return c }
+            let c = Counter(label: name, dimensions: [(key, value)])
+            map[id] = c
+            return c
+        }
     }
 }
 

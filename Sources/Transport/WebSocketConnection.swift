@@ -35,6 +35,8 @@ public final class WebSocketConnection {
     var phase: Phase
     var dirty = false
     var epollOut = false
+    /// Input is no longer watched (the peer sent EOF while we still write).
+    var outputOnly = false
 
     private var http: HTTPHeadParser?
     private var ws: WebSocketStateMachine?
@@ -42,8 +44,20 @@ public final class WebSocketConnection {
     private var queue = OutboundQueue()
     private var handler: (any WebSocketHandler)?
     private var deflate: PerMessageDeflate.Parameters?
-    /// This connection's own compressor, only when its compression keeps context between messages.
+    /// This connection's own compressor, made on first use and only when its compression keeps
+    /// context between messages (it costs about 256 KiB).
     private var ownDeflater: Deflater?
+    private var keepsCompressionContext = false
+
+    private func contextDeflater(_ d: PerMessageDeflate.Parameters) -> Deflater? {
+        guard keepsCompressionContext else { return nil }
+        if let own = ownDeflater { return own }
+        let bits = isClient ? (d.clientMaxWindowBits ?? 15) : d.serverMaxWindowBits
+        let pool = loop.shared.deflaters
+        let made = Deflater(level: pool.level, windowBits: bits, memoryLevel: pool.memoryLevel, noContextTakeover: false)
+        ownDeflater = made
+        return made
+    }
     private var client: ClientSetup?
     /// Handshake deadline, or close deadline while closing (0: none).
     private var deadline: UInt64
@@ -74,7 +88,10 @@ public final class WebSocketConnection {
         self.remoteAddress = remoteAddress
         self.isClient = client != nil
         self.client = client
-        if let tls { self.tls = try TLSSession(context: tls, isServer: client == nil, serverName: client?.serverName) }
+        if let tls {
+            self.tls = try TLSSession(context: tls, isServer: client == nil, serverName: client?.serverName,
+                                      verifyHost: tls.verifiesPeer)
+        }
         deadline = loop.now + (client?.handshakeTimeoutNanos ?? loop.configuration.handshakeTimeoutNanos)
         if client != nil {
             phase = .connecting
@@ -121,11 +138,20 @@ public final class WebSocketConnection {
     }
 
     private func peerClosed() {
-        if phase == .closing || phase == .lingering {
-            closeNow(code: closeCode, reason: closeReason)
-        } else {
-            closeNow(code: .abnormal, reason: "connection dropped")
+        switch phase {
+        case .closing: finishAfterPeerEOF()
+        case .lingering: closeNow(code: closeCode, reason: closeReason)
+        default: closeNow(code: .abnormal, reason: "connection dropped")
         }
+    }
+
+    /// The peer stopped sending while our last bytes are still queued: write them before closing
+    /// (stop watching input, which would only report EOF again), or give up at the deadline.
+    private func finishAfterPeerEOF() {
+        flush()
+        guard phase == .closing || phase == .lingering else { return }
+        phase = .lingering
+        loop.watchOutputOnly(self)
     }
 
     func tick(now: UInt64) {
@@ -173,8 +199,9 @@ public final class WebSocketConnection {
         }
         while phase != .closed {
             guard let n = tls.readPlaintext(into: loop.plainBuffer) else {
-                if phase == .closing { return closeNow(code: closeCode, reason: closeReason) }
-                return closeNow(code: .abnormal, reason: "TLS error")
+                flushTLSOutput()
+                if phase == .closing { return finishAfterPeerEOF() }
+                return closeNow(code: .abnormal, reason: "TLS closed or failed")
             }
             if n == 0 { break }
             received(UnsafeRawBufferPointer(rebasing: loop.plainBuffer[0..<n]))
@@ -231,8 +258,11 @@ public final class WebSocketConnection {
                 handler?.onMessage(message, connection: self)
             case .write(let bytes):
                 guard !closeQueued else { continue }
-                if bytes.first.map({ $0 & 0x0F }) == Opcode.close.rawValue { closeQueued = true }
-                enqueue(bytes.withUnsafeBytes { SharedBytes.copy($0) }, bounded: false)
+                let isClose = bytes.first.map({ $0 & 0x0F }) == Opcode.close.rawValue
+                if isClose { closeQueued = true }
+                // Pongs count against the backlog limit: a client that pings and never reads is a
+                // slow consumer like any other. The close frame always gets through.
+                enqueue(bytes.withUnsafeBytes { SharedBytes.copy($0) }, bounded: !isClose)
             case .closeConnection(let code, let reason):
                 closeCode = code
                 closeReason = reason
@@ -263,7 +293,7 @@ public final class WebSocketConnection {
                 enqueue(SharedBytes.copy(accepted.response), bounded: false, countFrame: false)
                 subprotocol = accepted.subprotocol
                 path = head.path
-                startWebSocket(deflate: accepted.deflate, configuration: loop.configuration.webSocket,
+                startWebSocket(deflate: accepted.deflate, configuration: endpoint.webSocket ?? loop.configuration.webSocket,
                                minimumCompressed: endpoint.policy.deflate.minimumSize)
                 loop.shared.metrics.handshakes.increment()
                 loop.shared.metrics.opened()
@@ -285,10 +315,7 @@ public final class WebSocketConnection {
             inflater = peerResets ? loop.sharedInflater : Inflater(noContextTakeover: false)
             // Outbound: keep a compressor of our own only when we must carry context between messages.
             let weReset = isClient ? d.clientNoContextTakeover : d.serverNoContextTakeover
-            if !weReset {
-                let bits = isClient ? (d.clientMaxWindowBits ?? 15) : d.serverMaxWindowBits
-                ownDeflater = Deflater(windowBits: bits, noContextTakeover: false)
-            }
+            keepsCompressionContext = !weReset
         }
         ws = WebSocketStateMachine(role: isClient ? .client : .server, configuration: configuration, deflate: deflate,
                                    inflater: inflater, now: loop.now, maskSeed: UInt64(truncatingIfNeeded: loop.now) ^ UInt64(fd) << 32)
@@ -313,7 +340,7 @@ public final class WebSocketConnection {
         }
         let frame: SharedBytes
         if let d = deflate, message.payload.count >= minimumCompressed {
-            if let own = ownDeflater {
+            if let own = contextDeflater(d) {
                 frame = own.compress(message.payload).withUnsafeBytes { FrameEncoder.sharedFrame(opcode: message.kind.opcode, payload: $0, rsv1: true) }
             } else {
                 frame = message.compressedFrame(windowBits: d.serverMaxWindowBits, pool: loop.shared.deflaters)
@@ -321,7 +348,7 @@ public final class WebSocketConnection {
         } else {
             frame = message.frame
         }
-        enqueue(frame, bounded: true)
+        enqueue(frame, bounded: true, message: true)
     }
 
     /// Sends a message to this connection only. Loop thread only.
@@ -342,7 +369,7 @@ public final class WebSocketConnection {
         var frame: SharedBytes
         if let d = deflate, payload.count >= minimumCompressed, !(isClient && (d.clientMaxWindowBits ?? 15) < 9) {
             let body: [UInt8]
-            if let own = ownDeflater {
+            if let own = contextDeflater(d) {
                 body = own.compress(payload)
             } else {
                 let bits = isClient ? (d.clientMaxWindowBits ?? 15) : d.serverMaxWindowBits
@@ -352,7 +379,7 @@ public final class WebSocketConnection {
         } else {
             frame = FrameEncoder.sharedFrame(opcode: kind.opcode, payload: payload, maskKey: mask)
         }
-        enqueue(frame, bounded: true)
+        enqueue(frame, bounded: true, message: true)
     }
 
     /// Writes bytes exactly as given, outside any framing (for tests of how peers treat bad input).
@@ -378,8 +405,9 @@ public final class WebSocketConnection {
         }
     }
 
-    private func enqueue(_ bytes: SharedBytes, bounded: Bool, countFrame: Bool = true) {
+    private func enqueue(_ bytes: SharedBytes, bounded: Bool, countFrame: Bool = true, message: Bool = false) {
         if countFrame { loop.stats.framesOut += 1 }
+        if message { loop.stats.messagesOut += 1 }
         if let tls {
             guard bytes.withBytes({ tls.writePlaintext($0) }) else { return closeNow(code: .abnormal, reason: "TLS write failed") }
             if let chunk = tls.takeCiphertext() { queue.append(chunk) }
@@ -425,7 +453,9 @@ public final class WebSocketConnection {
         switch result {
         case .drained:
             loop.setWriteInterest(self, false)
-            if phase == .closing { linger() }
+            if phase == .closing { linger() } else if phase == .lingering && loop.watchesOutputOnly(self) {
+                closeNow(code: closeCode, reason: closeReason)
+            }
         case .blocked:
             loop.setWriteInterest(self, true)
         case .failed:

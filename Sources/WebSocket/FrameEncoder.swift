@@ -33,41 +33,39 @@ public enum FrameEncoder {
         return offset
     }
 
+    /// Writes header and payload (masked with `maskKey` when given) into `raw`, which holds exactly
+    /// `headerLength + payload.count` bytes.
+    static func write(into raw: UnsafeMutableRawBufferPointer, opcode: Opcode, payload: UnsafeRawBufferPointer, fin: Bool,
+                      rsv1: Bool, maskKey: UInt32?) {
+        let written = writeHeader(into: raw, opcode: opcode, fin: fin, rsv1: rsv1, length: payload.count, maskKey: maskKey)
+        let body = UnsafeMutableRawBufferPointer(rebasing: raw[written..<(written + payload.count)])
+        if let key = maskKey {
+            Masking.apply(key: key, from: payload, to: body)
+        } else if payload.count > 0 {
+            body.copyMemory(from: payload)
+        }
+    }
+
     /// A complete frame: header then payload (masked with `maskKey` when given).
-    @inlinable
     public static func frame(opcode: Opcode, payload: UnsafeRawBufferPointer, fin: Bool = true, rsv1: Bool = false,
                              maskKey: UInt32? = nil) -> [UInt8] {
-        let h = headerLength(payload: payload.count, masked: maskKey != nil)
-        return [UInt8](unsafeUninitializedCapacity: h + payload.count) { buffer, count in
-            let raw = UnsafeMutableRawBufferPointer(buffer)
-            let written = writeHeader(into: raw, opcode: opcode, fin: fin, rsv1: rsv1, length: payload.count, maskKey: maskKey)
-            let body = UnsafeMutableRawBufferPointer(rebasing: raw[written..<(written + payload.count)])
-            if let key = maskKey {
-                Masking.apply(key: key, from: payload, to: body)
-            } else if payload.count > 0 {
-                body.copyMemory(from: payload)
-            }
-            count = written + payload.count
+        let total = headerLength(payload: payload.count, masked: maskKey != nil) + payload.count
+        return [UInt8](unsafeUninitializedCapacity: total) { buffer, count in
+            write(into: UnsafeMutableRawBufferPointer(buffer), opcode: opcode, payload: payload, fin: fin, rsv1: rsv1, maskKey: maskKey)
+            count = total
         }
     }
 
     /// A complete frame in one stable allocation, ready to queue for `writev`.
     public static func sharedFrame(opcode: Opcode, payload: UnsafeRawBufferPointer, fin: Bool = true, rsv1: Bool = false,
                                    maskKey: UInt32? = nil) -> SharedBytes {
-        let h = headerLength(payload: payload.count, masked: maskKey != nil)
-        return SharedBytes.create(count: h + payload.count) { raw in
-            let written = writeHeader(into: raw, opcode: opcode, fin: fin, rsv1: rsv1, length: payload.count, maskKey: maskKey)
-            let body = UnsafeMutableRawBufferPointer(rebasing: raw[written..<(written + payload.count)])
-            if let key = maskKey {
-                Masking.apply(key: key, from: payload, to: body)
-            } else if payload.count > 0 {
-                body.copyMemory(from: payload)
-            }
+        let total = headerLength(payload: payload.count, masked: maskKey != nil) + payload.count
+        return SharedBytes.create(count: total) { raw in
+            write(into: raw, opcode: opcode, payload: payload, fin: fin, rsv1: rsv1, maskKey: maskKey)
         }
     }
 
     /// A complete frame from an array payload.
-    @inlinable
     public static func frame(opcode: Opcode, payload: [UInt8], fin: Bool = true, rsv1: Bool = false, maskKey: UInt32? = nil) -> [UInt8] {
         payload.withUnsafeBytes { frame(opcode: opcode, payload: $0, fin: fin, rsv1: rsv1, maskKey: maskKey) }
     }

@@ -14,6 +14,7 @@ final class BadInputTests: XCTestCase {
         server = try TestServer { c in
             c.limits.maxMessageBytes = 64 * 1024
             c.limits.maxFrameBytes = 64 * 1024
+            c.limits.echoMaxMessageBytes = 64 * 1024
             c.limits.maxHeaders = 20
             c.limits.maxRequestBytes = 4096
             c.limits.maxConnectionsPerIp = 50

@@ -45,6 +45,16 @@ public final class RawSocket {
 
     public func send(_ text: String) { send(Array(text.utf8)) }
 
+    /// Half-closes: tells the peer we will send nothing more (it may still answer).
+    public func shutdownWrite() { Glibc.shutdown(fd, Int32(SHUT_WR)) }
+
+    /// Everything the peer sends until it closes (or the read times out).
+    public func readToEnd() -> [UInt8] {
+        while fill() {}
+        defer { buffer = [] }
+        return buffer
+    }
+
     /// Reads more bytes into the buffer; false on EOF, error or timeout.
     private func fill() -> Bool {
         var chunk = [UInt8](repeating: 0, count: 65536)

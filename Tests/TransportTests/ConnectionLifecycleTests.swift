@@ -77,6 +77,32 @@ final class ConnectionLifecycleTests: XCTestCase {
         XCTAssertEqual(s.readCloseCode(), 4001)
     }
 
+    func testPingFloodFromANonReaderIsASlowConsumer() async throws {
+        let server = try TestServer { c in c.limits.maxOutboundBytes = 64 * 1024 }
+        defer { server.stop() }
+        let s = try RawSocket(port: server.port, timeout: 10)
+        try s.upgrade()
+        // ~16 MiB of pings, no reading: the pongs pile up like any other unread output.
+        let ping = RawSocket.frame(opcode: 0x9, payload: [UInt8](repeating: 0x41, count: 125))
+        let batch = Array([[UInt8]](repeating: ping, count: 1000).joined())
+        for _ in 0..<128 { if !s.send(batch) { break } }
+        XCTAssertEqual(s.readCloseCode(), 4001)
+    }
+
+    func testHalfClosedHTTPClientStillGetsTheWholeAnswer() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let s = try RawSocket(port: server.port)
+        s.send("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        s.shutdownWrite()
+        let text = String(decoding: s.readToEnd(), as: UTF8.self)
+        XCTAssertTrue(text.hasPrefix("HTTP/1.1 200"))
+        guard let range = text.range(of: "\r\n\r\n"),
+              let length = text.split(separator: "\r\n").first(where: { $0.hasPrefix("Content-Length: ") })
+                .flatMap({ Int($0.dropFirst("Content-Length: ".count)) }) else { return XCTFail("no head or length") }
+        XCTAssertEqual(text[range.upperBound...].utf8.count, length)
+    }
+
     func testGracefulShutdownSends1001Restart() async throws {
         let server = try TestServer()
         let a = try await WebSocketClient.connect(to: server.url + "/echo")

@@ -45,39 +45,14 @@ struct EchoCommand: AsyncParsableCommand {
         let kind: MessageKind = text ? .text : .binary
         let inflight = self.inflight
 
-        let progress = Progress(total: connections, label: "connecting")
-        var failures: [String: Int] = [:]
-        var opened = 0
-        try await withThrowingTaskGroup(of: String?.self) { group in
-            var next = 0
-            func launch() {
-                let i = next
-                next += 1
-                let loop = eventLoops[i % eventLoops.count]
-                let state = states[i % eventLoops.count]
-                group.addTask {
-                    await withCheckedContinuation { done in
-                        loop.connect(options, makeHandler: { _ in EchoDriver(state: state, payload: payload, kind: kind) }) { result in
-                            switch result {
-                            case .success(let c):
-                                state.connections.append(c)
-                                for _ in 0..<inflight { EchoDriver.sendOne(c, payload: payload, kind: kind) }
-                                done.resume(returning: nil)
-                            case .failure(let e):
-                                done.resume(returning: "\(e)")
-                            }
-                        }
-                    }
-                }
-            }
-            for _ in 0..<min(connectConcurrency, connections) { launch() }
-            while let r = try await group.next() {
-                if let r { failures[r, default: 0] += 1 } else { opened += 1 }
-                progress.tick()
-                if next < connections { launch() }
-            }
-        }
-        progress.done()
+        let (opened, failures) = await openConnections(
+            count: connections, loops: eventLoops, concurrency: connectConcurrency,
+            options: { _ in options },
+            makeHandler: { i in EchoDriver(state: states[i % states.count], payload: payload, kind: kind) },
+            onOpen: { i, c in
+                states[i % states.count].connections.append(c)
+                for _ in 0..<inflight { EchoDriver.sendOne(c, payload: payload, kind: kind) }
+            })
         guard opened > 0 else {
             throw ValidationError("no connection could be opened: \(failures)")
         }

@@ -29,36 +29,17 @@ struct IdleCommand: AsyncParsableCommand {
         config.maxOutboundBytes = 1 << 30
         let eventLoops = try (0..<loops).map { try EventLoop.makeClientLoop(index: $0, configuration: config) }
         let before = serverPid.flatMap(ServerSampler.rssKB)
-        let progress = Progress(total: connections, label: "connecting")
-        var opened = 0
-        var failures: [String: Int] = [:]
-        try await withThrowingTaskGroup(of: String?.self) { group in
-            var next = 0
-            func launch() {
-                let i = next
-                next += 1
-                var options = ClientOptions(host: target.host, port: target.port, path: target.path, tls: tls, offerDeflate: compression)
-                if sourceAddresses > 1 { options.sourceAddress = "127.0.0.\(1 + i % sourceAddresses)" }
-                let loop = eventLoops[i % eventLoops.count]
-                group.addTask {
-                    await withCheckedContinuation { done in
-                        loop.connect(options, makeHandler: { _ in IgnoringHandler() }) { result in
-                            switch result {
-                            case .success: done.resume(returning: nil)
-                            case .failure(let e): done.resume(returning: "\(e)")
-                            }
-                        }
-                    }
-                }
-            }
-            for _ in 0..<min(connectConcurrency, connections) { launch() }
-            while let r = try await group.next() {
-                if let r { failures[r, default: 0] += 1 } else { opened += 1 }
-                progress.tick()
-                if next < connections { launch() }
-            }
-        }
-        progress.done()
+        let sources = sourceAddresses
+        let tlsContext = tls
+        let (opened, failures) = await openConnections(
+            count: connections, loops: eventLoops, concurrency: connectConcurrency,
+            options: { i in
+                var options = ClientOptions(host: target.host, port: target.port, path: target.path, tls: tlsContext,
+                                            offerDeflate: compression)
+                if sources > 1 { options.sourceAddress = "127.0.0.\(1 + i % sources)" }
+                return options
+            },
+            makeHandler: { _ in IgnoringHandler() })
         try await Task.sleep(nanoseconds: UInt64(hold * 1e9))
         let after = serverPid.flatMap(ServerSampler.rssKB)
         var object: [String: Any] = ["mode": "idle", "url": url, "connections": opened, "failed": failures.values.reduce(0, +),

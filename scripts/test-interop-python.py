@@ -212,3 +212,17 @@ def test_metrics() -> None:
         f"GET /metrics Content-Type is {content_type!r}, not Prometheus text"
     )
     assert "# TYPE" in body, f"GET /metrics has no '# TYPE' line: {body[:300]!r}"
+
+
+
+@pytest.mark.parametrize("version", ["TLSv1_2", "TLSv1_3"])
+def test_wss_speaks_tls_1_2_and_1_3(version):
+    async def run():
+        ctx = _ssl_context()
+        ctx.minimum_version = ctx.maximum_version = getattr(ssl.TLSVersion, version)
+        async with connect(_base("wss") + "/echo", ssl=ctx, open_timeout=15) as ws:
+            await ws.send("tls " + version)
+            assert await ws.recv() == "tls " + version
+            assert ws.transport.get_extra_info("ssl_object").version() == version.replace("_", ".")
+
+    _run(run())

@@ -68,7 +68,7 @@ extension EventLoop {
     /// A loop of its own for clients (tests, the load generator): started on a new thread.
     public static func makeClientLoop(index: Int = 0, configuration: TransportConfiguration = .init()) throws -> EventLoop {
         let shared = SharedState(application: nil, tls: nil, limiter: ConnectionLimiter(maxTotal: .max, maxPerIP: .max),
-                                 metrics: TransportMetrics(), deflaters: DeflaterPool(), logger: .init(label: "hubbub.client"))
+                                 metrics: .discarding(), deflaters: DeflaterPool(), logger: .init(label: "hubbub.client"))
         let loop = try EventLoop(index: index, configuration: configuration, shared: shared)
         _ = startThread(name: "hubbub-client-\(index)") { loop.run() }
         return loop

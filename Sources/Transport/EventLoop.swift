@@ -212,7 +212,7 @@ public final class EventLoop: @unchecked Sendable {
         if let deadline = stopDeadline {
             let open = connections.contains { $0 != nil }
             if !open || now >= deadline {
-                for case let c? in connections { c.closeNow(code: .goingAway, reason: "shutdown") }
+                for case let c? in connections { c.abort(reason: "shutdown") }
                 running = false
             }
         }

@@ -1,3 +1,4 @@
+import CoreMetrics
 import Metrics
 import Synchronization
 import WebSocket
@@ -15,19 +16,36 @@ struct LoopStats {
 
 /// The transport's metrics (names are part of the /metrics contract; see README).
 public final class TransportMetrics: Sendable {
-    let connections = Gauge(label: "hubbub_connections")
-    let framesIn = Counter(label: "hubbub_frames_in_total")
-    let framesOut = Counter(label: "hubbub_frames_out_total")
-    let bytesIn = Counter(label: "hubbub_bytes_in_total")
-    let bytesOut = Counter(label: "hubbub_bytes_out_total")
-    let messagesIn = Counter(label: "hubbub_messages_in_total")
-    let messagesOut = Counter(label: "hubbub_messages_out_total")
-    let handshakes = Counter(label: "hubbub_handshakes_total")
-    let httpRequests = Counter(label: "hubbub_http_requests_total")
-    let slowConsumers = Counter(label: "hubbub_slow_consumer_closes_total")
+    let connections: Gauge
+    let framesIn: Counter
+    let framesOut: Counter
+    let bytesIn: Counter
+    let bytesOut: Counter
+    let messagesIn: Counter
+    let messagesOut: Counter
+    let handshakes: Counter
+    let httpRequests: Counter
+    let slowConsumers: Counter
+    private let factory: any MetricsFactory
     private let open = Atomic<Int>(0)
 
-    public init() {}
+    /// Metrics reported to `factory` (the process's bootstrapped one by default).
+    public init(factory: any MetricsFactory = MetricsSystem.factory) {
+        self.factory = factory
+        connections = Gauge(label: "hubbub_connections", factory: factory)
+        framesIn = Counter(label: "hubbub_frames_in_total", factory: factory)
+        framesOut = Counter(label: "hubbub_frames_out_total", factory: factory)
+        bytesIn = Counter(label: "hubbub_bytes_in_total", factory: factory)
+        bytesOut = Counter(label: "hubbub_bytes_out_total", factory: factory)
+        messagesIn = Counter(label: "hubbub_messages_in_total", factory: factory)
+        messagesOut = Counter(label: "hubbub_messages_out_total", factory: factory)
+        handshakes = Counter(label: "hubbub_handshakes_total", factory: factory)
+        httpRequests = Counter(label: "hubbub_http_requests_total", factory: factory)
+        slowConsumers = Counter(label: "hubbub_slow_consumer_closes_total", factory: factory)
+    }
+
+    /// Metrics that go nowhere (client loops: a process's /metrics describes its server side).
+    public static func discarding() -> TransportMetrics { TransportMetrics(factory: NOOPMetricsHandler.instance) }
 
     func publish(_ s: LoopStats) {
         if s.framesIn > 0 { framesIn.increment(by: s.framesIn) }
@@ -54,7 +72,7 @@ public final class TransportMetrics: Sendable {
         let id = name + "\u{0}" + value
         return labelled.withLock { map in
             if let c = map[id] { return c }
-            let c = Counter(label: name, dimensions: [(key, value)])
+            let c = Counter(label: name, dimensions: [(key, value)], factory: factory)
             map[id] = c
             return c
         }

@@ -470,6 +470,11 @@ public final class WebSocketConnection {
         deadline = min(deadline, loop.now + 2_000_000_000)
     }
 
+    /// Ends the connection at once (shutdown deadline): one that was closing keeps its close code.
+    func abort(reason: String) {
+        if phase == .closing || phase == .lingering { closeNow(code: closeCode, reason: closeReason) } else { closeNow(code: .goingAway, reason: reason) }
+    }
+
     /// Closes the socket now and tells the handler.
     func closeNow(code: CloseCode, reason: String) {
         guard phase != .closed else { return }

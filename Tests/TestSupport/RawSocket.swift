@@ -24,12 +24,20 @@ public final class RawSocket {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard rc == 0 else {
-            close(fd)
+            Glibc.close(fd)
             throw TestError("connect to \(host):\(port) failed: errno \(errno)")
         }
     }
 
-    deinit { close(fd) }
+    private var closed = false
+
+    deinit { if !closed { Glibc.close(fd) } }
+
+    /// Closes the socket now.
+    public func close() {
+        if !closed { Glibc.close(fd) }
+        closed = true
+    }
 
     /// Sends all bytes; false if the peer is gone.
     @discardableResult

@@ -1,0 +1,82 @@
+import HubbubClient
+import HubbubTestSupport
+import XCTest
+
+/// The server's HTTP and WebSocket endpoints as configured.
+final class EndpointTests: XCTestCase {
+    func testMetricsCountHandshakesFailuresClosesAndTraffic() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        // Metrics are per process (other tests add to them too): compare before and after.
+        let before = try metrics(server)
+        // One bad handshake (wrong version), one protocol error (unmasked frame), one clean echo.
+        let bad = try RawSocket(port: server.port)
+        bad.send("GET /echo HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 8\r\n\r\n")
+        XCTAssertEqual(bad.readHTTPHead()?.status, 426)
+        let rude = try RawSocket(port: server.port)
+        try rude.upgrade()
+        rude.send(RawSocket.frame(opcode: 0x1, payload: [0x61], masked: false))
+        XCTAssertEqual(rude.readCloseCode(), 1002)
+        rude.close() // the server lingers for our FIN before it counts the close
+        let ws = try await WebSocketClient.connect(to: server.url + "/echo")
+        ws.send(text: "hello")
+        _ = try await ws.receive()
+        ws.close()
+        _ = await ws.waitForClose()
+        try await Task.sleep(nanoseconds: 600_000_000) // counters are published on the loops' tick
+
+        let after = try metrics(server)
+        func delta(_ series: String) -> Double { (after[series] ?? 0) - (before[series] ?? 0) }
+        XCTAssertEqual(delta("hubbub_handshake_failures_total{reason=\"version\"}"), 1)
+        XCTAssertEqual(delta("hubbub_closes_total{code=\"1002\"}"), 1)
+        XCTAssertEqual(delta("hubbub_closes_total{code=\"1000\"}"), 1)
+        XCTAssertEqual(delta("hubbub_handshakes_total"), 2)
+        for name in ["hubbub_frames_in_total", "hubbub_frames_out_total", "hubbub_bytes_in_total", "hubbub_bytes_out_total",
+                     "hubbub_messages_in_total", "hubbub_messages_out_total"] {
+            XCTAssertGreaterThan(delta(name), 0, "\(name) should have counted the traffic")
+        }
+    }
+
+    /// The Prometheus text of /metrics as series → value.
+    private func metrics(_ server: TestServer) throws -> [String: Double] {
+        let m = try RawSocket(port: server.port)
+        m.send("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        let text = String(decoding: m.readToEnd(), as: UTF8.self)
+        var out: [String: Double] = [:]
+        for line in text.split(separator: "\n") where !line.hasPrefix("#") {
+            guard let space = line.lastIndex(of: " "), let v = Double(line[line.index(after: space)...]) else { continue }
+            out[String(line[..<space])] = v
+        }
+        return out
+    }
+
+    func testEchoCanBeSwitchedOff() throws {
+        let server = try TestServer { c in c.echo = false }
+        defer { server.stop() }
+        let s = try RawSocket(port: server.port)
+        XCTAssertThrowsError(try s.upgrade())
+        let t = try RawSocket(port: server.port)
+        t.send("GET /echo HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+        XCTAssertEqual(t.readHTTPHead()?.status, 404)
+    }
+
+    func testBroadcastOnlyWithBenchAndReachesEveryone() async throws {
+        let off = try TestServer()
+        let probe = try RawSocket(port: off.port)
+        probe.send("GET /broadcast HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+        XCTAssertEqual(probe.readHTTPHead()?.status, 404)
+        off.stop()
+
+        let server = try TestServer { c in c.bench = true }
+        defer { server.stop() }
+        var clients: [WebSocketClient] = []
+        for _ in 0..<6 { clients.append(try await WebSocketClient.connect(to: server.url + "/broadcast")) }
+        clients[0].send(text: "to all")
+        for c in clients {
+            let m = try await c.receive()
+            XCTAssertEqual(m.text, "to all")
+        }
+        for c in clients { c.close() }
+        for c in clients { _ = await c.waitForClose() }
+    }
+}

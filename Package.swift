@@ -7,6 +7,7 @@ import PackageDescription
 // - swift-configuration: layered config (command line > HUBBUB_* environment > JSON file > defaults).
 // - swift-argument-parser: subcommands and help for the load-test harness.
 // - hdrhistogram-swift: latency percentiles in the load-test harness.
+// - GRDB.swift: SQLite (WAL, migrations, savepoints) for the embedded durable store.
 let package = Package(
     name: "hubbub",
     products: [
@@ -23,6 +24,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-system", from: "1.5.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // C shims: nothing but these targets sees C headers.
@@ -43,6 +45,12 @@ let package = Package(
             "CLinux", "COpenSSL", "WebSocket", "HubbubCrypto",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Metrics", package: "swift-metrics"),
+        ]),
+
+        // The embedded durable store: SQLite in WAL mode, migrations, group commit.
+        .target(name: "Storage", dependencies: [
+            .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "Logging", package: "swift-log"),
         ]),
 
         // A WebSocket client (ws/wss, masking, compression) over the same transport.
@@ -74,6 +82,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ], path: "Tests/TestSupport"),
         .testTarget(name: "WebSocketTests", dependencies: ["WebSocket"]),
+        .testTarget(name: "StorageTests", dependencies: ["Storage", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "HubbubClient", "WebSocket", "HubbubTestSupport"]),
         .testTarget(name: "HubbubServerTests", dependencies: ["HubbubServer", "HubbubClient", "Transport", "WebSocket", "HubbubTestSupport"]),
     ]

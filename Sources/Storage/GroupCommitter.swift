@@ -1,0 +1,107 @@
+import Foundation
+import GRDB
+import Logging
+
+/// One writer thread that commits queued changes in batches: whatever arrived while the last
+/// transaction was committing goes into the next one. Completions run only after the commit.
+final class GroupCommitter: @unchecked Sendable {
+    /// A change: runs inside the batch transaction and returns what to do once it is durable.
+    typealias Job = (Database) -> (() -> Void)
+    private struct Pending {
+        var job: Job
+        var failed: (Error) -> Void
+    }
+
+    private let pool: DatabasePool
+    private let maxBatch: Int
+    private let logger: Logger
+    private let condition = NSCondition()
+    private var queue: [Pending] = []
+    private var stopping = false
+    private var stopped = false
+    private var transactions = 0
+    private var changes = 0
+    private var thread: Thread?
+
+    init(pool: DatabasePool, maxBatch: Int, logger: Logger) {
+        self.pool = pool
+        self.maxBatch = max(1, maxBatch)
+        self.logger = logger
+        let t = Thread { [unowned self] in self.run() }
+        t.name = "hubbub-store-writer"
+        thread = t
+        t.start()
+    }
+
+    func submit(_ job: @escaping Job, failed: @escaping (Error) -> Void) {
+        condition.lock()
+        if stopped || stopping {
+            condition.unlock()
+            failed(StoreError.closed)
+            return
+        }
+        queue.append(Pending(job: job, failed: failed))
+        condition.signal()
+        condition.unlock()
+    }
+
+    var stats: (transactions: Int, changes: Int) {
+        condition.lock()
+        defer { condition.unlock() }
+        return (transactions, changes)
+    }
+
+    func stop() {
+        condition.lock()
+        if stopped { condition.unlock(); return }
+        stopping = true
+        condition.signal()
+        while !stopped { condition.wait() }
+        condition.unlock()
+    }
+
+    private func run() {
+        while true {
+            condition.lock()
+            while queue.isEmpty && !stopping { condition.wait() }
+            if queue.isEmpty && stopping {
+                stopped = true
+                condition.broadcast()
+                condition.unlock()
+                return
+            }
+            let take = min(queue.count, maxBatch)
+            let batch = Array(queue.prefix(take))
+            queue.removeFirst(take)
+            condition.unlock()
+            commit(batch)
+        }
+    }
+
+    private func commit(_ batch: [Pending]) {
+        var completions: [() -> Void] = []
+        completions.reserveCapacity(batch.count)
+        do {
+            try pool.write { db in
+                for p in batch { completions.append(p.job(db)) }
+            }
+        } catch {
+            // The transaction itself failed (disk full, I/O error): nothing in it is durable.
+            logger.error("group commit failed", metadata: ["changes": "\(batch.count)", "error": "\(error)"])
+            for p in batch { p.failed(error) }
+            return
+        }
+        condition.lock()
+        transactions += 1
+        changes += batch.count
+        condition.unlock()
+        for done in completions { done() }
+    }
+}
+
+/// Store failures of its own (SQLite errors pass through as GRDB's `DatabaseError`).
+public enum StoreError: Error, Equatable, CustomStringConvertible {
+    case closed
+
+    public var description: String { "the store is closed" }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import GRDB
+import Logging
+
+/// The embedded durable store: one SQLite database in WAL mode under the data directory.
+///
+/// Writes are group-committed: every `write` waits until its change is inside a committed
+/// transaction on disk (`synchronous = FULL`), but all writes that arrive while one commit is
+/// in progress share the next transaction, so an fsync serves hundreds of changes under load.
+/// All SQLite work runs on threads of the store's own, never on Swift's cooperative pool.
+public final class Store: Sendable {
+    /// Settings of the store; every limit has a default.
+    public struct Configuration: Sendable {
+        /// Directory holding `hubbub.sqlite` and its WAL.
+        public var directory: String
+        /// Most changes in one transaction.
+        public var maxBatch: Int = 1000
+        /// Readers that may run at once.
+        public var maxReaders: Int = 4
+
+        public init(directory: String) { self.directory = directory }
+    }
+
+    let pool: DatabasePool
+    private let committer: GroupCommitter
+    private let readQueue: DispatchQueue
+    private let readSlots: DispatchSemaphore
+    private let logger: Logger
+
+    /// Opens (creating if needed) the database and brings its schema up to date.
+    public init(configuration: Configuration, migrations: DatabaseMigrator, logger: Logger = Logger(label: "hubbub.store")) throws {
+        try FileManager.default.createDirectory(atPath: configuration.directory, withIntermediateDirectories: true)
+        var config = GRDB.Configuration()
+        config.maximumReaderCount = configuration.maxReaders
+        config.prepareDatabase { db in
+            // FULL: a commit is on disk when it returns (WAL mode's default of NORMAL is not).
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+            try db.execute(sql: "PRAGMA foreign_keys = ON")
+        }
+        let path = (configuration.directory as NSString).appendingPathComponent("hubbub.sqlite")
+        pool = try DatabasePool(path: path, configuration: config)
+        try migrations.migrate(pool)
+        committer = GroupCommitter(pool: pool, maxBatch: configuration.maxBatch, logger: logger)
+        readQueue = DispatchQueue(label: "hubbub.store.read", attributes: .concurrent)
+        readSlots = DispatchSemaphore(value: configuration.maxReaders)
+        self.logger = logger
+    }
+
+    /// Runs `change` inside the next group transaction and returns once that transaction is
+    /// durable. A change that throws is rolled back alone (its savepoint); the others commit.
+    public func write<T: Sendable>(_ change: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            committer.submit { db in
+                do {
+                    let value = try db.inSavepointReturning(change)
+                    return { continuation.resume(returning: value) }
+                } catch {
+                    return { continuation.resume(throwing: error) }
+                }
+            } failed: { error in
+                continuation.resume(throwing: error)
+            }
+        }
+    }
+
+    /// Runs a read-only query off the cooperative pool.
+    public func read<T: Sendable>(_ query: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            readQueue.async { [pool, readSlots] in
+                readSlots.wait()
+                defer { readSlots.signal() }
+                do { continuation.resume(returning: try pool.read(query)) } catch { continuation.resume(throwing: error) }
+            }
+        }
+    }
+
+    /// Synchronous read, for start-up (loading state before serving).
+    public func readNow<T>(_ query: (Database) throws -> T) throws -> T { try pool.read(query) }
+
+    /// Commits pending changes and stops the writer (idempotent).
+    public func close() { committer.stop() }
+
+    /// Transactions committed and changes in them, since start (for metrics and benchmarks).
+    public var commitStats: (transactions: Int, changes: Int) { committer.stats }
+}
+
+extension Database {
+    /// Runs `body` in a savepoint and returns its value; rolls back only this savepoint on error.
+    func inSavepointReturning<T>(_ body: (Database) throws -> T) throws -> T {
+        var result: T?
+        try inSavepoint {
+            result = try body(self)
+            return .commit
+        }
+        return result!
+    }
+}

@@ -53,6 +53,9 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
 
+        // Rooms with sequence numbers, epochs and recovery history; the JSON envelope of protocol.md.
+        .target(name: "Realtime", dependencies: ["WebSocket"]),
+
         // A WebSocket client (ws/wss, masking, compression) over the same transport.
         .target(name: "HubbubClient", dependencies: ["Transport", "WebSocket"]),
 
@@ -82,6 +85,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ], path: "Tests/TestSupport"),
         .testTarget(name: "WebSocketTests", dependencies: ["WebSocket"]),
+        .testTarget(name: "RealtimeTests", dependencies: ["Realtime", "WebSocket"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "HubbubClient", "WebSocket", "HubbubTestSupport"]),
         .testTarget(name: "HubbubServerTests", dependencies: ["HubbubServer", "HubbubClient", "Transport", "WebSocket", "HubbubTestSupport"]),

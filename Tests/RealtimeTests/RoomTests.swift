@@ -1,0 +1,106 @@
+import Realtime
+import WebSocket
+import XCTest
+
+/// A member on batch `batch`; the sink records what each batch received.
+struct TestMember: RoomMember {
+    let id: Int
+    let batch: Int
+}
+
+final class RecordingSink: PushSink, @unchecked Sendable {
+    var deliveries: [(OutboundMessage, [TestMember])] = []
+    func deliver(_ message: OutboundMessage, to members: [TestMember]) { deliveries.append((message, members)) }
+}
+
+final class RoomTests: XCTestCase {
+    private func text(_ m: OutboundMessage) -> String { String(decoding: m.payload, as: UTF8.self) }
+
+    func testPushIsEncodedOnceAndDeliveredOncePerBatch() {
+        var room = Room<TestMember>(name: "venue:v1", epoch: "e1")
+        let sink = RecordingSink()
+        for i in 0..<10 { _ = room.join(TestMember(id: i, batch: i % 2), since: nil, now: 0) }
+        let m = room.publish(event: "playlist.reordered", data: ["order": ["a", "b"]], now: 1, sink: sink)
+        XCTAssertEqual(sink.deliveries.count, 2, "one hand-over per batch")
+        XCTAssertTrue(sink.deliveries.allSatisfy { $0.0 === m }, "the same encoded message for every batch")
+        XCTAssertEqual(sink.deliveries.map(\.1.count).reduce(0, +), 10)
+        XCTAssertEqual(text(m), #"{"room":"venue:v1","seq":1,"epoch":"e1","event":"playlist.reordered","data":{"order":["a","b"]}}"#)
+    }
+
+    func testResumeReplaysExactlyTheMissedPushesInOrder() {
+        var room = Room<TestMember>(name: "r", epoch: "e")
+        let sink = RecordingSink()
+        for i in 1...10 { room.publish(event: "e\(i)", data: .int(i), now: Double(i), sink: sink) }
+        guard case .recovered(let missed) = room.join(TestMember(id: 1, batch: 0), since: (seq: 6, epoch: "e"), now: 11) else {
+            return XCTFail("gap is in the history")
+        }
+        XCTAssertEqual(missed.map(text), (7...10).map { #"{"room":"r","seq":\#($0),"epoch":"e","event":"e\#($0)","data":\#($0)}"# })
+        XCTAssertEqual(room.join(TestMember(id: 2, batch: 0), since: (seq: 10, epoch: "e"), now: 11), .recovered([]))
+    }
+
+    func testResumeNeedsASnapshotWhenTheEpochChangedOrTheGapIsTooOld() {
+        var room = Room<TestMember>(name: "r", epoch: "new", limits: .init(count: 5, maxAgeSeconds: 60))
+        let sink = RecordingSink()
+        for i in 1...20 { room.publish(event: "e", data: .int(i), now: Double(i), sink: sink) }
+        XCTAssertEqual(room.join(TestMember(id: 1, batch: 0), since: (seq: 18, epoch: "old"), now: 21), .snapshotNeeded)
+        XCTAssertEqual(room.join(TestMember(id: 2, batch: 0), since: (seq: 10, epoch: "new"), now: 21), .snapshotNeeded,
+                       "only 5 pushes are kept")
+        guard case .recovered(let m) = room.join(TestMember(id: 3, batch: 0), since: (seq: 15, epoch: "new"), now: 21) else {
+            return XCTFail("16…20 are kept")
+        }
+        XCTAssertEqual(m.count, 5)
+        XCTAssertEqual(room.join(TestMember(id: 4, batch: 0), since: (seq: 19, epoch: "new"), now: 200), .snapshotNeeded,
+                       "pushes older than 60 s are gone")
+        XCTAssertEqual(room.join(TestMember(id: 5, batch: 0), since: (seq: 99, epoch: "new"), now: 21), .snapshotNeeded,
+                       "a seq from the future is not trusted")
+    }
+
+    func testLeaveStopsDelivery() {
+        var room = Room<TestMember>(name: "r", epoch: "e")
+        let sink = RecordingSink()
+        let a = TestMember(id: 1, batch: 0)
+        _ = room.join(a, since: nil, now: 0)
+        room.leave(a)
+        room.publish(event: "x", data: .null, now: 1, sink: sink)
+        XCTAssertTrue(sink.deliveries.isEmpty)
+        XCTAssertEqual(room.memberCount, 0)
+    }
+}
+
+final class EnvelopeTests: XCTestCase {
+    private func rejection(_ text: String) -> Request.Rejection? {
+        if case .failure(let r) = Request.parse(Array(text.utf8)) { return r }
+        return nil
+    }
+
+    func testRequestErrorsNameTheField() throws {
+        XCTAssertEqual(rejection("not json")?.error.code, .badRequest)
+        XCTAssertNil(rejection("not json")?.id)
+        XCTAssertEqual(rejection(#"{"op":"x"}"#)?.error.message, "missing field id")
+        XCTAssertEqual(rejection(#"{"id":"7","op":"x"}"#)?.error.message, "field id must be an integer")
+        XCTAssertEqual(rejection(#"{"id":7}"#)?.error.message, "missing field op")
+        XCTAssertEqual(rejection(#"{"id":7}"#)?.id, 7)
+        XCTAssertEqual(rejection(#"{"id":7,"op":3}"#)?.error.message, "field op must be a string")
+        XCTAssertEqual(rejection(#"{"id":7,"op":"x","args":[]}"#)?.error.message, "field args must be an object")
+        guard case .success(let r) = Request.parse(Array(#"{"id":7,"op":"venue.vote","args":{"venue":"v1","n":2}}"#.utf8)) else {
+            return XCTFail("valid request")
+        }
+        XCTAssertEqual(try r.args.string("venue"), "v1")
+        XCTAssertThrowsError(try r.args.string("track")) { XCTAssertEqual(($0 as? ProtocolError)?.message, "missing field track") }
+        XCTAssertThrowsError(try r.args.string("n")) { XCTAssertEqual(($0 as? ProtocolError)?.message, "field n must be a string") }
+    }
+
+    func testJSONRoundTripsAndRejectsHostileInput() throws {
+        let text = #"{"a":[1,2.5,-3e2,"x\"\\\n\u00e9\ud83d\ude00"],"b":{"c":null,"d":true}}"#
+        let v = try JSONParser.parse(Array(text.utf8))
+        XCTAssertEqual(try JSONParser.parse(Array(v.encoded.utf8)), v)
+        XCTAssertEqual(v["a"], [1, 2.5, -300.0, "x\"\\\né😀"])
+        XCTAssertThrowsError(try JSONParser.parse(Array(String(repeating: "[", count: 100).utf8)), "too deep")
+        XCTAssertThrowsError(try JSONParser.parse(Array(#"{"a":1,"a":2}"#.utf8)), "duplicate key")
+        XCTAssertThrowsError(try JSONParser.parse(Array(#"["\ud800"]"#.utf8)), "lone surrogate")
+        XCTAssertThrowsError(try JSONParser.parse(Array("[1,]".utf8)))
+        XCTAssertThrowsError(try JSONParser.parse(Array("01".utf8)))
+        XCTAssertEqual(Envelope.failure(id: 7, error: ProtocolError(.rateLimited, "slow down", retryAfterMs: 250)),
+                       #"{"id":7,"ok":false,"error":{"code":"rate_limited","message":"slow down","retryAfterMs":250}}"#)
+    }
+}

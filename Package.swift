@@ -56,12 +56,19 @@ let package = Package(
         // Rooms with sequence numbers, epochs and recovery history; the JSON envelope of protocol.md.
         .target(name: "Realtime", dependencies: ["WebSocket"]),
 
+        // Accounts: sign-up, log-in, signed tokens, profiles, deletion.
+        .target(name: "Accounts", dependencies: [
+            "Realtime", "Storage", "HubbubCrypto",
+            .product(name: "GRDB", package: "GRDB.swift"),
+        ]),
+
         // A WebSocket client (ws/wss, masking, compression) over the same transport.
         .target(name: "HubbubClient", dependencies: ["Transport", "WebSocket"]),
 
         // Wiring: configuration, endpoints, metrics exposition.
         .target(name: "HubbubServer", dependencies: [
-            "Transport", "WebSocket",
+            "Transport", "WebSocket", "Realtime", "Storage", "Accounts", "HubbubCrypto",
+            .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Metrics", package: "swift-metrics"),
             .product(name: "Prometheus", package: "swift-prometheus"),
@@ -81,13 +88,14 @@ let package = Package(
 
         // Helpers shared by the test targets: an in-process server, a raw socket for bad input.
         .target(name: "HubbubTestSupport", dependencies: [
-            "HubbubServer", "HubbubClient", "Transport", "WebSocket",
+            "HubbubServer", "HubbubClient", "Transport", "WebSocket", "Realtime",
             .product(name: "Logging", package: "swift-log"),
         ], path: "Tests/TestSupport"),
         .testTarget(name: "WebSocketTests", dependencies: ["WebSocket"]),
         .testTarget(name: "RealtimeTests", dependencies: ["Realtime", "WebSocket"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "HubbubClient", "WebSocket", "HubbubTestSupport"]),
-        .testTarget(name: "HubbubServerTests", dependencies: ["HubbubServer", "HubbubClient", "Transport", "WebSocket", "HubbubTestSupport"]),
+        .testTarget(name: "HubbubServerTests", dependencies: ["HubbubServer", "HubbubClient", "Transport", "WebSocket", "Realtime",
+                                                              "HubbubTestSupport"]),
     ]
 )

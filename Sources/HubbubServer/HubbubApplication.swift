@@ -10,9 +10,10 @@ final class HubbubApplication: ServerApplication, @unchecked Sendable {
     var broadcast: BroadcastHub?
     private let policy: Handshake.ServerPolicy
     private let echoEndpoint: WebSocketEndpoint
+    private let sessionEndpoint: WebSocketEndpoint
     private var broadcastEndpoint: WebSocketEndpoint?
 
-    init(configuration: HubbubConfiguration, metrics: MetricsExposition) {
+    init(configuration: HubbubConfiguration, metrics: MetricsExposition, services: Services) {
         self.configuration = configuration
         self.metrics = metrics
         policy = Handshake.ServerPolicy(subprotocols: ["hubbub.v1"], allowedOrigins: configuration.allowedOrigins,
@@ -21,6 +22,7 @@ final class HubbubApplication: ServerApplication, @unchecked Sendable {
         echoLimits.maxMessageSize = configuration.limits.echoMaxMessageBytes
         echoLimits.maxFrameSize = configuration.limits.echoMaxMessageBytes
         echoEndpoint = WebSocketEndpoint(policy: policy, webSocket: echoLimits) { _ in EchoHandler.shared }
+        sessionEndpoint = WebSocketEndpoint(policy: policy) { connection in SessionHandler(connection: connection, services: services) }
     }
 
     func attach(broadcast hub: BroadcastHub) {
@@ -34,6 +36,8 @@ final class HubbubApplication: ServerApplication, @unchecked Sendable {
 
     func route(_ head: HTTPHead, secure: Bool) -> Route {
         switch head.path {
+        case "/ws":
+            return .webSocket(sessionEndpoint)
         case "/echo" where configuration.echo:
             return .webSocket(echoEndpoint)
         case "/broadcast" where configuration.bench:

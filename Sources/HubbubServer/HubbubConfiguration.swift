@@ -26,6 +26,44 @@ public struct HubbubConfiguration: Sendable, Equatable {
     public var allowedOrigins: [String] = []
     /// trace, debug, info, notice, warning, error, critical.
     public var logLevel = "info"
+    public var auth = Auth()
+    public var rateLimits = RateLimits()
+    public var sessions = Sessions()
+    public var rooms = Rooms()
+
+    public struct Auth: Sendable, Equatable {
+        /// HMAC key for tokens; empty: a random key kept in `<dataDir>/token-secret`.
+        public var tokenSecret = ""
+        public var tokenLifetimeHours = 720
+        /// PBKDF2-HMAC-SHA-256 iterations for new passwords.
+        public var pbkdf2Iterations = 100_000
+        public var passwordMinLength = 8
+    }
+
+    /// Per-session token buckets (sustained per second, burst).
+    public struct RateLimits: Sendable, Equatable {
+        public var authPerSecond = 1.0
+        public var authBurst = 10
+        public var readPerSecond = 50.0
+        public var readBurst = 100
+        public var writePerSecond = 20.0
+        public var writeBurst = 40
+        /// Requests refused in a row before the connection is closed with 4003.
+        public var abuseThreshold = 100
+    }
+
+    public struct Sessions: Sendable, Equatable {
+        /// Requests queued and not yet handled; beyond it the connection is closed with 4003.
+        public var maxPendingRequests = 256
+        public var maxSubscriptions = 100
+    }
+
+    public struct Rooms: Sendable, Equatable {
+        /// Pushes each room keeps for recovery.
+        public var historySize = 1000
+        /// Oldest push kept for recovery, in seconds.
+        public var historySeconds = 300
+    }
 
     public struct TLS: Sendable, Equatable {
         /// wss:// port; 0 disables TLS.
@@ -163,6 +201,21 @@ extension HubbubConfiguration {
         try v.int("deflate.level", &deflate.level, 1...9)
         try v.int("deflate.minimumSize", &deflate.minimumSize, 0...(1 << 30))
         if let origins = r.stringArray(forKey: "allowedOrigins") { allowedOrigins = origins }
+        try v.string("auth.tokenSecret", &auth.tokenSecret)
+        try v.int("auth.tokenLifetimeHours", &auth.tokenLifetimeHours, 1...87_600)
+        try v.int("auth.pbkdf2Iterations", &auth.pbkdf2Iterations, 1...10_000_000)
+        try v.int("auth.passwordMinLength", &auth.passwordMinLength, 1...256)
+        try v.double("rateLimits.authPerSecond", &rateLimits.authPerSecond)
+        try v.int("rateLimits.authBurst", &rateLimits.authBurst, 1...1_000_000)
+        try v.double("rateLimits.readPerSecond", &rateLimits.readPerSecond)
+        try v.int("rateLimits.readBurst", &rateLimits.readBurst, 1...1_000_000)
+        try v.double("rateLimits.writePerSecond", &rateLimits.writePerSecond)
+        try v.int("rateLimits.writeBurst", &rateLimits.writeBurst, 1...1_000_000)
+        try v.int("rateLimits.abuseThreshold", &rateLimits.abuseThreshold, 1...1_000_000)
+        try v.int("sessions.maxPendingRequests", &sessions.maxPendingRequests, 1...1_000_000)
+        try v.int("sessions.maxSubscriptions", &sessions.maxSubscriptions, 1...100_000)
+        try v.int("rooms.historySize", &rooms.historySize, 0...1_000_000)
+        try v.int("rooms.historySeconds", &rooms.historySeconds, 0...86_400)
         try v.string("logLevel", &logLevel)
         guard ["trace", "debug", "info", "notice", "warning", "error", "critical"].contains(logLevel) else {
             throw ConfigurationError(key: "logLevel", problem: "unknown level \(logLevel)")
@@ -188,6 +241,15 @@ extension HubbubConfiguration {
                 target = i
             } else if let s = reader.string(forKey: ConfigKey(key)) {
                 throw ConfigurationError(key: key, problem: "'\(s)' is not an integer")
+            }
+        }
+
+        func double(_ key: String, _ target: inout Double) throws {
+            if let d = reader.double(forKey: ConfigKey(key)) {
+                guard d > 0, d.isFinite else { throw ConfigurationError(key: key, problem: "\(d) must be a positive number") }
+                target = d
+            } else if let s = reader.string(forKey: ConfigKey(key)) {
+                throw ConfigurationError(key: key, problem: "'\(s)' is not a number")
             }
         }
 

@@ -1,4 +1,9 @@
+import Accounts
+import Foundation
+import GRDB
+import HubbubCrypto
 import Logging
+import Storage
 import Transport
 import WebSocket
 
@@ -6,6 +11,7 @@ import WebSocket
 public final class HubbubServer: Sendable {
     public let configuration: HubbubConfiguration
     let transport: Server
+    let store: Store
     private let logger: Logger
 
     /// - Parameter tlsOnFreePort: serve TLS on a free port even though `tls.port` is 0 (tests).
@@ -17,7 +23,22 @@ public final class HubbubServer: Sendable {
             tlsContext = try TLSContext.server(certificatePath: configuration.tls.cert, privateKeyPath: configuration.tls.key)
         }
         let exposition = MetricsExposition.shared
-        let app = HubbubApplication(configuration: configuration, metrics: exposition)
+        store = try Store(configuration: .init(directory: configuration.dataDir), migrations: HubbubServer.migrations(),
+                          logger: logger)
+        var accountConfig = AccountService.Configuration()
+        accountConfig.pbkdf2Iterations = configuration.auth.pbkdf2Iterations
+        accountConfig.passwordMinLength = configuration.auth.passwordMinLength
+        accountConfig.tokenLifetimeSeconds = Double(configuration.auth.tokenLifetimeHours) * 3600
+        let accounts = try AccountService(store: store, secret: try HubbubServer.tokenSecret(configuration), configuration: accountConfig)
+        let r = configuration.rateLimits
+        let services = Services(
+            configuration: .init(rateBudgets: [.auth: .init(perSecond: r.authPerSecond, burst: Double(r.authBurst)),
+                                               .read: .init(perSecond: r.readPerSecond, burst: Double(r.readBurst)),
+                                               .write: .init(perSecond: r.writePerSecond, burst: Double(r.writeBurst))],
+                                 abuseThreshold: r.abuseThreshold, maxPendingRequests: configuration.sessions.maxPendingRequests,
+                                 maxSubscriptions: configuration.sessions.maxSubscriptions),
+            store: store, accounts: accounts, logger: logger)
+        let app = HubbubApplication(configuration: configuration, metrics: exposition, services: services)
         let d = configuration.deflate
         var transportConfiguration = configuration.transport(tlsContext: tlsContext)
         if tlsOnFreePort { transportConfiguration.tlsPort = 0 }
@@ -34,10 +55,11 @@ public final class HubbubServer: Sendable {
     /// The URLs served, for the ready line.
     public var urls: [String] {
         let host = configuration.host == "0.0.0.0" ? "127.0.0.1" : configuration.host
-        var out = ["http://\(host):\(port)/healthz", "http://\(host):\(port)/metrics"]
+        var out = ["ws://\(host):\(port)/ws", "http://\(host):\(port)/healthz", "http://\(host):\(port)/metrics"]
         if configuration.echo { out.append("ws://\(host):\(port)/echo") }
         if configuration.bench { out.append("ws://\(host):\(port)/broadcast") }
         if let t = tlsPort {
+            out.append("wss://\(host):\(t)/ws")
             if configuration.echo { out.append("wss://\(host):\(t)/echo") }
             if configuration.bench { out.append("wss://\(host):\(t)/broadcast") }
         }
@@ -58,6 +80,30 @@ public final class HubbubServer: Sendable {
     public func shutdown() {
         logger.info("shutting down", metadata: ["open": "\(transport.openWebSockets)"])
         transport.shutdown()
+        store.close()
         logger.info("stopped")
+    }
+}
+
+extension HubbubServer {
+    /// Every domain's tables, in order.
+    static func migrations() -> DatabaseMigrator {
+        var m = DatabaseMigrator()
+        AccountSchema.register(&m)
+        return m
+    }
+
+    /// The token key: from configuration, else a random one kept (0600) in the data directory so
+    /// tokens survive restarts.
+    static func tokenSecret(_ configuration: HubbubConfiguration) throws -> [UInt8] {
+        if !configuration.auth.tokenSecret.isEmpty { return Array(configuration.auth.tokenSecret.utf8) }
+        let path = (configuration.dataDir as NSString).appendingPathComponent("token-secret")
+        if let text = try? String(contentsOfFile: path, encoding: .utf8), let bytes = Base64.decode(text.trimmingCharacters(in: .whitespacesAndNewlines)),
+           bytes.count >= 32 {
+            return bytes
+        }
+        let secret = Digest.randomBytes(32)
+        FileManager.default.createFile(atPath: path, contents: Data(Base64.encode(secret).utf8), attributes: [.posixPermissions: 0o600])
+        return secret
     }
 }

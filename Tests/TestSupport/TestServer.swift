@@ -12,13 +12,17 @@ public final class TestServer: @unchecked Sendable {
     public var tlsURL: String? { tlsPort.map { "wss://127.0.0.1:\($0)" } }
 
     /// Starts a server; `configure` adjusts the defaults (port 0, data in a temporary directory).
-    public init(tls: Bool = false, _ configure: (inout HubbubConfiguration) -> Void = { _ in }) throws {
+    public init(tls: Bool = false, dataDir: String? = nil, _ configure: (inout HubbubConfiguration) -> Void = { _ in }) throws {
         var config = HubbubConfiguration()
         config.host = "127.0.0.1"
         config.port = 0
         config.eventLoops = 2
-        config.dataDir = NSTemporaryDirectory() + "hubbub-test-\(UUID().uuidString)"
+        config.dataDir = dataDir ?? NSTemporaryDirectory() + "hubbub-test-\(UUID().uuidString)"
         config.logLevel = "warning"
+        config.auth.pbkdf2Iterations = 1000 // fast tests; the KDF itself is the same
+        config.rateLimits.authBurst = 1000
+        config.rateLimits.readBurst = 10_000
+        config.rateLimits.writeBurst = 10_000
         if tls {
             let cert = try DevCertificate.shared()
             config.tls.port = 0

@@ -1,0 +1,30 @@
+import GRDB
+
+/// Tables of accounts and sessions.
+public enum AccountSchema {
+    public static func register(_ migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("accounts.v1") { db in
+            try db.execute(sql: """
+                CREATE TABLE user (
+                    id TEXT PRIMARY KEY,
+                    username TEXT NOT NULL,
+                    username_key TEXT NOT NULL UNIQUE,   -- lowercased, for case-insensitive uniqueness
+                    email TEXT,
+                    email_key TEXT UNIQUE,
+                    password_hash BLOB,
+                    password_salt BLOB,
+                    password_iterations INTEGER,
+                    spotify TEXT, facebook TEXT, twitter TEXT,
+                    favorite_artists TEXT NOT NULL DEFAULT '[]',
+                    favorite_genres TEXT NOT NULL DEFAULT '[]',
+                    created_at REAL NOT NULL,
+                    deleted_at REAL
+                );
+                CREATE TABLE revoked_token (
+                    token_id TEXT PRIMARY KEY,
+                    expires_at REAL NOT NULL
+                );
+                """)
+        }
+    }
+}

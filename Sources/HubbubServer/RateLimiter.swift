@@ -1,0 +1,46 @@
+/// Token buckets per class of operation, for one session. A request over its class's budget
+/// gets `rate_limited` with the wait; a session that keeps hammering after that is abusive.
+struct RateLimiter: Sendable {
+    /// One class's budget: `perSecond` sustained, `burst` at once.
+    struct Budget: Sendable, Equatable {
+        var perSecond: Double
+        var burst: Double
+    }
+
+    /// Classes of operations.
+    enum OpClass: String, Sendable, CaseIterable {
+        /// signup, login, auth: slow on purpose (password hashing).
+        case auth
+        /// reads: get, search, list.
+        case read
+        /// writes: votes, requests, owner actions, profile changes.
+        case write
+    }
+
+    private var budgets: [OpClass: Budget]
+    private var tokens: [OpClass: Double] = [:]
+    private var updated: [OpClass: Double] = [:]
+    /// Requests refused in a row; reset by any accepted one.
+    private(set) var refusedInARow = 0
+
+    init(budgets: [OpClass: Budget]) {
+        self.budgets = budgets
+    }
+
+    /// Takes one token of `c` at time `now` (seconds); returns nil, or the wait in ms.
+    mutating func take(_ c: OpClass, now: Double) -> Int? {
+        guard let b = budgets[c] else { return nil }
+        let last = updated[c] ?? now
+        var t = min(b.burst, (tokens[c] ?? b.burst) + (now - last) * b.perSecond)
+        updated[c] = now
+        if t >= 1 {
+            t -= 1
+            tokens[c] = t
+            refusedInARow = 0
+            return nil
+        }
+        tokens[c] = t
+        refusedInARow += 1
+        return max(1, Int(((1 - t) / b.perSecond * 1000).rounded(.up)))
+    }
+}

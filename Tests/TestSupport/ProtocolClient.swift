@@ -1,0 +1,88 @@
+import HubbubClient
+import Realtime
+import WebSocket
+
+/// A client of Hubbub's JSON protocol over `/ws` for tests: requests get their replies by id;
+/// pushes are collected in arrival order.
+public final class ProtocolClient: @unchecked Sendable {
+    public let ws: WebSocketClient
+    private var nextID = 1
+    /// Pushes received so far, oldest first (messages with a `room` field).
+    public private(set) var pushes: [JSON] = []
+    /// Replies that arrived while waiting for another one.
+    private var replies: [Int: JSON] = [:]
+    public private(set) var closed: (CloseCode, String)?
+
+    public init(url: String) async throws {
+        ws = try await WebSocketClient.connect(to: url + "/ws")
+    }
+
+    /// Sends a request and waits for its reply (the whole reply object).
+    public func call(_ op: String, _ args: JSON = [:]) async throws -> JSON {
+        let id = nextID
+        nextID += 1
+        ws.send(text: JSON.object([("id", .int(id)), ("op", .string(op)), ("args", args)]).encoded)
+        return try await reply(id)
+    }
+
+    /// Sends raw text (malformed requests).
+    public func sendRaw(_ text: String) { ws.send(text: text) }
+
+    /// Waits for the reply with `id` (nil id: the next reply with "id": null).
+    public func reply(_ id: Int?) async throws -> JSON {
+        if let id, let r = replies.removeValue(forKey: id) { return r }
+        while true {
+            let m = try await next()
+            if m["room"] != nil { pushes.append(m); continue }
+            if case .int(let got)? = m["id"] {
+                if got == id { return m }
+                replies[got] = m
+            } else if id == nil {
+                return m
+            }
+        }
+    }
+
+    /// Waits until `count` pushes have arrived in total; returns them all.
+    public func waitForPushes(_ count: Int) async throws -> [JSON] {
+        while pushes.count < count {
+            let m = try await next()
+            if m["room"] != nil { pushes.append(m) } else if case .int(let id)? = m["id"] { replies[id] = m }
+        }
+        return pushes
+    }
+
+    public func clearPushes() { pushes = [] }
+
+    private func next() async throws -> JSON {
+        do {
+            let m = try await ws.receive()
+            return try JSONParser.parse(m.data)
+        } catch let ClientError.closed(code, reason) {
+            closed = (code, reason)
+            throw ClientError.closed(code, reason)
+        }
+    }
+
+    /// `result` of a successful reply, or a failure naming the error code and message.
+    public func ok(_ op: String, _ args: JSON = [:]) async throws -> JSON {
+        let r = try await call(op, args)
+        guard r["ok"] == .bool(true), let result = r["result"] else { throw TestError("\(op) failed: \(r.encoded)") }
+        return result
+    }
+
+    /// The error code of a failed reply (nil if it succeeded).
+    public func errorCode(_ op: String, _ args: JSON = [:]) async throws -> String? {
+        let r = try await call(op, args)
+        if case .string(let code)? = r["error"]?["code"] { return code }
+        return nil
+    }
+
+    public func close() { ws.close() }
+}
+
+extension JSON {
+    /// The string value, if this is a string.
+    public var string: String? { if case .string(let s) = self { return s } else { return nil } }
+    public var int: Int? { if case .int(let i) = self { return i } else { return nil } }
+}

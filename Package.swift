@@ -62,12 +62,20 @@ let package = Package(
             .product(name: "GRDB", package: "GRDB.swift"),
         ]),
 
+        // The social jukebox's rules, pure: ordering, votes, requests, limits, fair mode.
+        .target(name: "Venues"),
+        // Venues live: one actor per venue, its room, its durable state.
+        .target(name: "VenueService", dependencies: [
+            "Venues", "Realtime", "Storage", "WebSocket",
+            .product(name: "GRDB", package: "GRDB.swift"),
+        ]),
+
         // A WebSocket client (ws/wss, masking, compression) over the same transport.
         .target(name: "HubbubClient", dependencies: ["Transport", "WebSocket"]),
 
         // Wiring: configuration, endpoints, metrics exposition.
         .target(name: "HubbubServer", dependencies: [
-            "Transport", "WebSocket", "Realtime", "Storage", "Accounts", "HubbubCrypto",
+            "Transport", "WebSocket", "Realtime", "Storage", "Accounts", "HubbubCrypto", "VenueService",
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Metrics", package: "swift-metrics"),
@@ -92,6 +100,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ], path: "Tests/TestSupport"),
         .testTarget(name: "WebSocketTests", dependencies: ["WebSocket"]),
+        .testTarget(name: "VenuesTests", dependencies: ["Venues"]),
         .testTarget(name: "RealtimeTests", dependencies: ["Realtime", "WebSocket"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "HubbubClient", "WebSocket", "HubbubTestSupport"]),

@@ -4,6 +4,7 @@ import GRDB
 import HubbubCrypto
 import Logging
 import Storage
+import VenueService
 import Transport
 import WebSocket
 
@@ -12,6 +13,7 @@ public final class HubbubServer: Sendable {
     public let configuration: HubbubConfiguration
     let transport: Server
     let store: Store
+    let venues: VenueDirectory<LoopSink>
     private let logger: Logger
 
     /// - Parameter tlsOnFreePort: serve TLS on a free port even though `tls.port` is 0 (tests).
@@ -30,6 +32,10 @@ public final class HubbubServer: Sendable {
         accountConfig.passwordMinLength = configuration.auth.passwordMinLength
         accountConfig.tokenLifetimeSeconds = Double(configuration.auth.tokenLifetimeHours) * 3600
         let accounts = try AccountService(store: store, secret: try HubbubServer.tokenSecret(configuration), configuration: accountConfig)
+        var venueConfig = VenueDirectory<LoopSink>.Configuration()
+        venueConfig.history = .init(count: configuration.rooms.historySize, maxAgeSeconds: Double(configuration.rooms.historySeconds))
+        let venues = VenueDirectory(store: store, sink: LoopSink(), configuration: venueConfig)
+        self.venues = venues
         let r = configuration.rateLimits
         let services = Services(
             configuration: .init(rateBudgets: [.auth: .init(perSecond: r.authPerSecond, burst: Double(r.authBurst)),
@@ -37,7 +43,7 @@ public final class HubbubServer: Sendable {
                                                .write: .init(perSecond: r.writePerSecond, burst: Double(r.writeBurst))],
                                  abuseThreshold: r.abuseThreshold, maxPendingRequests: configuration.sessions.maxPendingRequests,
                                  maxSubscriptions: configuration.sessions.maxSubscriptions),
-            store: store, accounts: accounts, logger: logger)
+            store: store, accounts: accounts, venues: venues, logger: logger)
         let app = HubbubApplication(configuration: configuration, metrics: exposition, services: services)
         let d = configuration.deflate
         var transportConfiguration = configuration.transport(tlsContext: tlsContext)
@@ -90,6 +96,7 @@ extension HubbubServer {
     static func migrations() -> DatabaseMigrator {
         var m = DatabaseMigrator()
         AccountSchema.register(&m)
+        VenueSchema.register(&m)
         return m
     }
 

@@ -3,6 +3,7 @@ import Logging
 import Realtime
 import Storage
 import Transport
+import VenueService
 
 /// Everything a session's operations use, built once at start.
 final class Services: Sendable {
@@ -17,18 +18,27 @@ final class Services: Sendable {
     let store: Store
     let accounts: AccountService
     let subscriptions: Subscriptions
+    let venues: VenueDirectory<LoopSink>
     let logger: Logger
     let ops: [String: Operation]
 
-    init(configuration: Configuration, store: Store, accounts: AccountService, logger: Logger) {
+    init(configuration: Configuration, store: Store, accounts: AccountService, venues: VenueDirectory<LoopSink>, logger: Logger) {
         self.configuration = configuration
         self.store = store
         self.accounts = accounts
+        self.venues = venues
         self.subscriptions = Subscriptions(maxPerConnection: configuration.maxSubscriptions)
         self.logger = logger
         var ops: [String: Operation] = [:]
-        for op in AccountOps.all { ops[op.name] = op }
+        for op in AccountOps.all + VenueOps.all(venues) { ops[op.name] = op }
         self.ops = ops
+    }
+
+    /// Leaves every room a closed connection was in.
+    func connectionClosed(_ handle: ConnectionHandle) async {
+        for room in await subscriptions.dropAll(for: handle) where room.hasPrefix("venue:") {
+            await venues.liveActor(String(room.dropFirst("venue:".count)))?.unsubscribe(handle)
+        }
     }
 }
 
@@ -59,7 +69,7 @@ actor Subscriptions {
 
     func remove(_ room: String, for handle: ConnectionHandle) { rooms[handle]?.remove(room) }
 
-    func dropAll(for handle: ConnectionHandle) { rooms[handle] = nil }
+    func dropAll(for handle: ConnectionHandle) -> Set<String> { rooms.removeValue(forKey: handle) ?? [] }
 
     func rooms(of handle: ConnectionHandle) -> Set<String> { rooms[handle] ?? [] }
 }

@@ -31,7 +31,7 @@ actor Session {
 
     private func connectionClosed() async {
         closed = true
-        await services.subscriptions.dropAll(for: handle)
+        await services.connectionClosed(handle)
     }
 
     func send(_ text: String) { handle.send(OutboundMessage(text: text)) }

@@ -1,0 +1,464 @@
+/// One venue's social jukebox: the playlist an owner set, the queue guests vote on and request
+/// into, what is playing, and the venue's rules (`VenueSettings`). A pure value: no clock, no I/O.
+/// Time comes in as `now`, seconds since 1970; the caller (the venue's actor) owns one `Jukebox`,
+/// applies each op to it, stores what changed and pushes what the returned `JukeboxChange` says.
+///
+/// Every mutating method either succeeds and returns a change, or throws a `JukeboxError` and
+/// leaves the jukebox exactly as it was. Ownership is not checked here: the caller lets only a
+/// venue's owners call `setPlaylist`, `reset`, `clearVotes`, `removePlaylist`, `setExplicitAllowed`,
+/// `setSettings`, `nowPlaying` and `trackEnded`.
+///
+/// Order of the queue (`order`, `entries`):
+/// 1. the now-playing track, if any, pinned first whatever its votes;
+/// 2. then by votes, most first;
+/// 3. ties by time of entry into the queue, earlier first. The time of entry is a counter that
+///    grows by one with each track entering the queue (and each vote), never wall time, so ties
+///    are deterministic and survive a restart (`JukeboxRecord`).
+/// 4. In fair mode only, one more rule, applied inside each run of tracks with equal votes
+///    (the pinned track excluded): the positions that requested tracks hold in that run are kept,
+///    and the requested tracks are dealt back into those positions sorted by their requester's
+///    number of pending requests (fewest first), then by time of entry. Tracks from the owner's
+///    playlist (no requester) never move. "Pending" = requested tracks of that user still in the
+///    queue, not counting the now-playing track.
+///    So with equal votes, a request from a guest with 1 track waiting comes before one from a
+///    guest with 2 waiting, even if the latter was requested earlier.
+public struct Jukebox: Sendable, Equatable {
+    /// The sliding window of the per-user rate limits: one hour, in milliseconds.
+    public static let rateWindowMs: Int64 = 3_600_000
+
+    public let limits: JukeboxLimits
+    public internal(set) var settings: VenueSettings
+    /// The playlist an owner set (nil: none, or removed).
+    public internal(set) var playlist: PlaylistInfo?
+    /// The playlist's tracks as set, duplicates collapsed (what `reset` goes back to).
+    public internal(set) var originalTracks: [Track] = []
+    /// The track pinned on top, if any.
+    public internal(set) var nowPlayingUri: String?
+    /// The queue's uris in order (see the type's documentation).
+    public internal(set) var order: [String] = []
+
+    var queue: [String: Slot] = [:]
+    /// Next value of the entry/vote counter.
+    var nextSeq: Int64 = 1
+    /// uri → when it last finished playing.
+    var plays: [String: Double] = [:]
+    /// Per user, times of their counted votes / requests in the last hour, oldest first.
+    var voteTimes: [String: [Double]] = [:]
+    var requestTimes: [String: [Double]] = [:]
+    /// Actions counted since the last sweep of idle users out of the rate windows.
+    var actionsSinceSweep = 0
+
+    /// One queued track.
+    struct Slot: Sendable, Equatable {
+        var track: Track
+        var seq: Int64
+        var votes: [Vote] = []
+        var voterSet: Set<String> = []
+        var requester: String?
+        var requestedAt: Double?
+    }
+
+    struct Vote: Sendable, Equatable {
+        var user: String
+        var at: Double
+        var seq: Int64
+    }
+
+    /// A venue with no playlist yet.
+    public init(settings: VenueSettings = VenueSettings(), limits: JukeboxLimits = JukeboxLimits()) {
+        self.settings = settings.clamped()
+        self.limits = limits
+    }
+
+    /// Same state: equal `records` (playlist, original tracks, queue with entry counters and
+    /// requesters, votes in order, recent plays, rate windows, settings). `limits` are not compared.
+    public static func == (a: Jukebox, b: Jukebox) -> Bool { a.records == b.records }
+
+    // MARK: Owner operations (ownership checked by the caller)
+
+    /// UC20: sets the venue's playlist. Its tracks enter the queue in list order with no votes;
+    /// a uri listed twice enters once (the first wins). A different playlist replaces the current
+    /// one (queue, votes, requests and now playing are dropped).
+    /// - Throws: `badRequest` (field `playlistUri`, `creator`, `tracks`, `tracks[i].uri`...),
+    ///   `conflict("this playlist is already set")` when `uri` is the current playlist's.
+    public mutating func setPlaylist(uri: String, creator: String, tracks: [Track], now: Double) throws(JukeboxError) -> JukeboxChange {
+        try Validate.text(uri, field: "playlistUri", max: limits.maxTextBytes)
+        try Validate.text(creator, field: "creator", max: limits.maxTextBytes)
+        if playlist?.uri == uri { throw .conflict("this playlist is already set") }
+        guard tracks.count <= limits.maxPlaylistTracks else {
+            throw .badRequest(field: "tracks", message: "a playlist has at most \(limits.maxPlaylistTracks) tracks")
+        }
+        var seen = Set<String>()
+        var originals: [Track] = []
+        originals.reserveCapacity(tracks.count)
+        for (i, t) in tracks.enumerated() {
+            try t.validate(field: "tracks[\(i)]", limits: limits)
+            if seen.insert(t.uri).inserted { originals.append(t) }
+        }
+        playlist = PlaylistInfo(uri: uri, creator: creator, setAt: now)
+        originalTracks = originals
+        loadOriginalTracks()
+        return .playlistSet
+    }
+
+    /// UC21: back to the playlist's original tracks, in list order; all votes and requests cleared,
+    /// nothing playing. - Throws: `notFound("no playlist is set")`.
+    public mutating func reset() throws(JukeboxError) -> JukeboxChange {
+        try requirePlaylist()
+        loadOriginalTracks()
+        return .reset
+    }
+
+    /// UC22: every vote cleared; the queue is kept (requested tracks stay, with their requester,
+    /// and no votes). - Throws: `notFound("no playlist is set")`.
+    public mutating func clearVotes() throws(JukeboxError) -> JukeboxChange {
+        try requirePlaylist()
+        for uri in queue.keys {
+            queue[uri]!.votes = []
+            queue[uri]!.voterSet = []
+        }
+        reorder()
+        return .votesCleared
+    }
+
+    /// UC23: the playlist and its queue are gone. - Throws: `notFound("no playlist is set")`.
+    public mutating func removePlaylist() throws(JukeboxError) -> JukeboxChange {
+        try requirePlaylist()
+        playlist = nil
+        originalTracks = []
+        queue = [:]
+        order = []
+        nowPlayingUri = nil
+        return .removed
+    }
+
+    /// UC24: whether guests may request explicit tracks. Tracks already queued stay.
+    public mutating func setExplicitAllowed(_ allowed: Bool) -> JukeboxChange {
+        settings.explicitAllowed = allowed
+        return .settingsChanged(settings, reordered: false)
+    }
+
+    /// Replaces the venue's settings. Rate windows already counted stay counted.
+    /// - Throws: `badRequest` naming a field out of range.
+    public mutating func setSettings(_ new: VenueSettings) throws(JukeboxError) -> JukeboxChange {
+        try new.validate()
+        let before = order
+        settings = new
+        // Keep each window within the (possibly lower) limit, as restoring would.
+        let votesLimit = limit(.vote), requestsLimit = limit(.request)
+        voteTimes = voteTimes.mapValues { Array($0.suffix(votesLimit)) }
+        requestTimes = requestTimes.mapValues { Array($0.suffix(requestsLimit)) }
+        reorder()
+        return .settingsChanged(settings, reordered: order != before)
+    }
+
+    /// The owner's player started `uri` (nil: nothing playing): it is pinned on top.
+    /// - Throws: `notFound` when no playlist is set or `uri` is not in the queue.
+    public mutating func nowPlaying(uri: String?) throws(JukeboxError) -> JukeboxChange {
+        try requirePlaylist()
+        if let uri, queue[uri] == nil { throw .notFound("track \(uri) is not in the playlist") }
+        nowPlayingUri = uri
+        reorder()
+        return .nowPlaying(uri)
+    }
+
+    /// The owner's player finished `uri`: it leaves the queue with its votes, and is remembered
+    /// for the no-repeat window; if it was pinned, nothing is pinned afterwards.
+    /// - Throws: `notFound` when no playlist is set or `uri` is not in the queue.
+    public mutating func trackEnded(uri: String, now: Double) throws(JukeboxError) -> JukeboxChange {
+        try requirePlaylist()
+        guard queue.removeValue(forKey: uri) != nil else { throw .notFound("track \(uri) is not in the playlist") }
+        plays[uri] = now
+        prunePlays(now: now)
+        let cleared = nowPlayingUri == uri
+        if cleared { nowPlayingUri = nil }
+        reorder()
+        return .ended(uri, clearedNowPlaying: cleared)
+    }
+
+    // MARK: Guest operations
+
+    /// UC8: `user` votes for the queued track `uri`. Voting for the now-playing track is allowed;
+    /// it stays pinned. Counts against `votesPerUserPerHour`.
+    /// - Throws: `notFound` (no playlist, track not queued), `conflict` (already voted),
+    ///   `rateLimited`, `badRequest` (empty user).
+    public mutating func vote(user: String, uri: String, now: Double) throws(JukeboxError) -> JukeboxChange {
+        try requirePlaylist()
+        try Validate.text(user, field: "user", max: limits.maxTextBytes)
+        guard let slot = queue[uri] else { throw .notFound("track \(uri) is not in the playlist") }
+        if slot.voterSet.contains(user) { throw .conflict("you already voted for this track") }
+        try checkRate(.vote, user: user, now: now)
+        countAction(.vote, user: user, now: now)
+        addVote(user: user, uri: uri, now: now)
+        reorder()
+        return .reordered
+    }
+
+    /// Takes back `user`'s vote for `uri` (not rate limited; the vote stays counted in the hour).
+    /// - Throws: `notFound` (no playlist, track not queued, or `user` had not voted for it).
+    public mutating func unvote(user: String, uri: String) throws(JukeboxError) -> JukeboxChange {
+        try requirePlaylist()
+        guard var slot = queue[uri] else { throw .notFound("track \(uri) is not in the playlist") }
+        guard slot.voterSet.remove(user) != nil else { throw .notFound("you have not voted for this track") }
+        slot.votes.removeAll { $0.user == user }
+        queue[uri] = slot
+        reorder()
+        return .reordered
+    }
+
+    /// UC9: `user` requests `track`.
+    /// - Already queued: exactly a vote for it (`vote(user:uri:now:)`: same checks, counted as a
+    ///   vote, requester unchanged, no explicit/no-repeat/fair-mode checks since it is already there).
+    /// - Otherwise it enters the queue (a new entry, so it ranks after earlier tracks with equal
+    ///   votes) carrying `user`'s vote, with `user` recorded as requester. Counts against
+    ///   `requestsPerUserPerHour` only (its vote is part of the request, not a separate vote).
+    ///   Checked in this order: explicit lyrics (`explicitNotAllowed`), the no-repeat window
+    ///   (`conflict("played recently: ...")`), fair mode's cap (`conflict`, see below), queue
+    ///   length (`conflict`), then the rate limit (`rateLimited`).
+    /// Fair mode's cap is a `conflict`, not `rateLimited`: waiting a fixed time does not help, the
+    /// user must wait until one of their tracks has been played (or removed).
+    public mutating func request(user: String, track: Track, now: Double) throws(JukeboxError) -> JukeboxChange {
+        try requirePlaylist()
+        try Validate.text(user, field: "user", max: limits.maxTextBytes)
+        try track.validate(field: "track", limits: limits)
+        if queue[track.uri] != nil { return try vote(user: user, uri: track.uri, now: now) }
+        if track.explicit && !settings.explicitAllowed { throw .explicitNotAllowed }
+        if settings.noRepeatHours > 0, let ended = plays[track.uri],
+           ms(now) - ms(ended) < Int64(settings.noRepeatHours) * Self.rateWindowMs {
+            let h = settings.noRepeatHours == 1 ? "1 hour" : "\(settings.noRepeatHours) hours"
+            throw .conflict("played recently: this venue does not repeat a track within \(h) of playing it")
+        }
+        if settings.fairMode {
+            let pending = pendingRequests(of: user)
+            if pending >= settings.fairModeMaxPendingPerUser {
+                throw .conflict("fair mode: you already have \(pending) requested track\(pending == 1 ? "" : "s") waiting; request again once one has played")
+            }
+        }
+        guard queue.count < limits.maxQueueLength else { throw .conflict("the playlist is full") }
+        try checkRate(.request, user: user, now: now)
+        countAction(.request, user: user, now: now)
+        queue[track.uri] = Slot(track: track, seq: takeSeq(), requester: user, requestedAt: now)
+        addVote(user: user, uri: track.uri, now: now)
+        reorder()
+        return .requested(track, by: user)
+    }
+
+    // MARK: Queries
+
+    /// Whether a playlist is set.
+    public var hasPlaylist: Bool { playlist != nil }
+    public var explicitAllowed: Bool { settings.explicitAllowed }
+    /// Votes per queued uri (0 included), as `playlist.reordered` sends them.
+    public var votes: [String: Int] { queue.mapValues { $0.votes.count } }
+    /// The queue in order, with votes, voters and requester.
+    public var entries: [QueueEntry] { order.map { entry(queue[$0]!) } }
+    /// One queued track, or nil.
+    public func entry(_ uri: String) -> QueueEntry? { queue[uri].map(entry) }
+    public func contains(_ uri: String) -> Bool { queue[uri] != nil }
+    /// UC10: who voted for `uri`, in vote order (empty when not queued).
+    public func voters(of uri: String) -> [String] { queue[uri]?.votes.map(\.user) ?? [] }
+    /// UC12: who requested `uri` (nil: not queued, or it came with the playlist).
+    public func requester(of uri: String) -> String? { queue[uri]?.requester }
+    public func hasVoted(user: String, uri: String) -> Bool { queue[uri]?.voterSet.contains(user) ?? false }
+    /// Requested tracks of `user` waiting in the queue (the now-playing track not counted).
+    public func pendingRequests(of user: String) -> Int {
+        queue.values.reduce(0) { $0 + ($1.requester == user && $1.track.uri != nowPlayingUri ? 1 : 0) }
+    }
+    /// When `uri` last finished playing, if remembered.
+    public func lastPlayed(_ uri: String) -> Double? { plays[uri] }
+
+    /// Everything a client needs to draw the venue's playlist (`playlist.snapshot`, subscribe).
+    public var snapshot: JukeboxSnapshot {
+        JukeboxSnapshot(playlist: playlist, nowPlaying: nowPlayingUri, settings: settings, tracks: entries)
+    }
+
+    // MARK: Internals
+
+    private func entry(_ s: Slot) -> QueueEntry {
+        QueueEntry(track: s.track, votes: s.votes.count, voters: s.votes.map(\.user), requester: s.requester,
+                   nowPlaying: s.track.uri == nowPlayingUri)
+    }
+
+    private func requirePlaylist() throws(JukeboxError) {
+        if playlist == nil { throw .notFound("no playlist is set") }
+    }
+
+    mutating func takeSeq() -> Int64 {
+        defer { nextSeq += 1 }
+        return nextSeq
+    }
+
+    private mutating func addVote(user: String, uri: String, now: Double) {
+        let seq = takeSeq()
+        queue[uri]!.votes.append(Vote(user: user, at: now, seq: seq))
+        queue[uri]!.voterSet.insert(user)
+    }
+
+    private mutating func loadOriginalTracks() {
+        queue = [:]
+        queue.reserveCapacity(originalTracks.count)
+        nowPlayingUri = nil
+        for t in originalTracks { queue[t.uri] = Slot(track: t, seq: takeSeq()) }
+        reorder()
+    }
+
+    /// Recomputes `order` (rules in the type's documentation).
+    mutating func reorder() {
+        var items = queue.values.map { (uri: $0.track.uri, votes: $0.votes.count, seq: $0.seq, requester: $0.requester) }
+        let pinned = nowPlayingUri
+        items.sort { a, b in
+            if a.uri == pinned { return b.uri != pinned }
+            if b.uri == pinned { return false }
+            if a.votes != b.votes { return a.votes > b.votes }
+            return a.seq < b.seq
+        }
+        if settings.fairMode {
+            var pending: [String: Int] = [:]
+            for i in items where i.uri != pinned { if let r = i.requester { pending[r, default: 0] += 1 } }
+            var start = (pinned != nil && items.first?.uri == pinned) ? 1 : 0
+            while start < items.count {
+                var end = start + 1
+                while end < items.count && items[end].votes == items[start].votes { end += 1 }
+                let slots = (start..<end).filter { items[$0].requester != nil }
+                if slots.count > 1 {
+                    let dealt = slots.map { items[$0] }.sorted { a, b in
+                        let pa = pending[a.requester!]!, pb = pending[b.requester!]!
+                        return pa != pb ? pa < pb : a.seq < b.seq
+                    }
+                    for (k, item) in zip(slots, dealt) { items[k] = item }
+                }
+                start = end
+            }
+        }
+        order = items.map(\.uri)
+    }
+
+    // MARK: Rate limits and the no-repeat memory
+
+    private func limit(_ kind: ActionKind) -> Int {
+        max(1, kind == .vote ? settings.votesPerUserPerHour : settings.requestsPerUserPerHour)
+    }
+
+    /// Throws `rateLimited` when `user` already has `limit` actions of `kind` in the hour before
+    /// `now`; `retryAfterMs` is exactly when the oldest of the last `limit` leaves the window.
+    /// An action at time t counts while `now - t < 1 hour` (in whole milliseconds).
+    private func checkRate(_ kind: ActionKind, user: String, now: Double) throws(JukeboxError) {
+        let times = (kind == .vote ? voteTimes[user] : requestTimes[user]) ?? []
+        let limit = limit(kind), nowMs = ms(now)
+        let counted = times.drop { nowMs - ms($0) >= Self.rateWindowMs }
+        if counted.count >= limit {
+            let oldest = counted[counted.endIndex - limit]
+            throw .rateLimited(retryAfterMs: Int(ms(oldest) + Self.rateWindowMs - nowMs))
+        }
+    }
+
+    /// Counts an admitted action; keeps each user's list to the actions still in the window and at
+    /// most `limit` of them, and every 1,024 actions drops users with nothing left in the window.
+    private mutating func countAction(_ kind: ActionKind, user: String, now: Double) {
+        let limit = limit(kind), nowMs = ms(now)
+        func update(_ list: inout [Double]) {
+            list.removeAll { nowMs - ms($0) >= Self.rateWindowMs }
+            let at = list.lastIndex { $0 <= now }.map { $0 + 1 } ?? 0
+            list.insert(now, at: at)
+            if list.count > limit { list.removeFirst(list.count - limit) }
+        }
+        switch kind {
+        case .vote: update(&voteTimes[user, default: []])
+        case .request: update(&requestTimes[user, default: []])
+        }
+        actionsSinceSweep += 1
+        if actionsSinceSweep >= 1_024 {
+            actionsSinceSweep = 0
+            let stale: ([Double]) -> Bool = { list in list.last.map { nowMs - ms($0) >= Self.rateWindowMs } ?? true }
+            voteTimes = voteTimes.filter { !stale($0.value) }
+            requestTimes = requestTimes.filter { !stale($0.value) }
+        }
+    }
+
+    /// Forgets plays older than the no-repeat window (kept at least a day, so turning the window on
+    /// later still knows the evening's plays), and beyond `maxRecentPlays` the oldest.
+    private mutating func prunePlays(now: Double) {
+        let keepMs = Int64(max(settings.noRepeatHours, 24)) * Self.rateWindowMs
+        let nowMs = ms(now)
+        plays = plays.filter { nowMs - ms($0.value) < keepMs }
+        if plays.count > limits.maxRecentPlays {
+            let dropped = plays.sorted { $0.value < $1.value }.prefix(plays.count - limits.maxRecentPlays)
+            for (uri, _) in dropped { plays[uri] = nil }
+        }
+    }
+}
+
+/// What kind of action a rate window counts.
+public enum ActionKind: String, Sendable, Codable, CaseIterable {
+    case vote, request
+}
+
+/// Seconds since 1970 to whole milliseconds (rounded), so window edges are exact.
+@inline(__always)
+func ms(_ seconds: Double) -> Int64 {
+    guard seconds.isFinite else { return 0 }
+    let v = (seconds * 1000).rounded()
+    if v >= 9.0e15 { return 9_000_000_000_000_000 }
+    if v <= -9.0e15 { return -9_000_000_000_000_000 }
+    return Int64(v)
+}
+
+/// The playlist an owner set.
+public struct PlaylistInfo: Sendable, Equatable, Hashable, Codable {
+    /// The playlist's link (e.g. a Spotify playlist URI); the venue's playlist id.
+    public var uri: String
+    /// Who made the playlist, as the owner typed it (UC20); not an owner or a user id.
+    public var creator: String
+    /// When it was set, seconds since 1970.
+    public var setAt: Double
+
+    public init(uri: String, creator: String, setAt: Double) {
+        self.uri = uri
+        self.creator = creator
+        self.setAt = setAt
+    }
+}
+
+/// One track in the queue as clients see it.
+public struct QueueEntry: Sendable, Equatable, Codable {
+    public var track: Track
+    public var votes: Int
+    /// User ids, in vote order.
+    public var voters: [String]
+    /// Who requested it (nil: it came with the playlist).
+    public var requester: String?
+    /// Whether it is the pinned, now-playing track.
+    public var nowPlaying: Bool
+
+    public init(track: Track, votes: Int, voters: [String], requester: String?, nowPlaying: Bool) {
+        self.track = track
+        self.votes = votes
+        self.voters = voters
+        self.requester = requester
+        self.nowPlaying = nowPlaying
+    }
+}
+
+/// The venue's whole playlist state for a client: `playlist.snapshot` and a subscribe's snapshot.
+public struct JukeboxSnapshot: Sendable, Equatable, Codable {
+    /// nil when no playlist is set.
+    public var playlist: PlaylistInfo?
+    public var nowPlaying: String?
+    public var settings: VenueSettings
+    /// The queue in order.
+    public var tracks: [QueueEntry]
+
+    public init(playlist: PlaylistInfo?, nowPlaying: String?, settings: VenueSettings, tracks: [QueueEntry]) {
+        self.playlist = playlist
+        self.nowPlaying = nowPlaying
+        self.settings = settings
+        self.tracks = tracks
+    }
+
+    /// The uris in order, as `playlist.reordered` sends them.
+    public var order: [String] { tracks.map(\.track.uri) }
+    /// Votes per uri, as `playlist.reordered` sends them.
+    public var votes: [String: Int] {
+        Dictionary(tracks.map { ($0.track.uri, $0.votes) }, uniquingKeysWith: { a, _ in a })
+    }
+}

@@ -76,7 +76,7 @@ extension VenueActor {
         let now = Date().timeIntervalSince1970
         try apply { try $0.vote(user: user, uri: uri, now: now) }
         let track = jukebox.entry(uri)?.track
-        try await persist(track.map { TrackActionRow(user: user, kind: "vote", track: $0, at: now) })
+        try await persist(track.map { [TrackActionRow(user: user, kind: "vote", track: $0, at: now)] } ?? [])
         return ["track": .string(uri), "votes": .int(jukebox.votes[uri] ?? 0)]
     }
 
@@ -89,7 +89,9 @@ extension VenueActor {
     public func request(by user: String, track: Track) async throws(ProtocolError) -> JSON {
         let now = Date().timeIntervalSince1970
         try apply { try $0.request(user: user, track: track, now: now) }
-        try await persist(TrackActionRow(user: user, kind: "request", track: track, at: now))
+        // A request carries the requester's vote: it shows in both of the user's lists (UC14, UC15).
+        try await persist([TrackActionRow(user: user, kind: "request", track: track, at: now),
+                           TrackActionRow(user: user, kind: "vote", track: track, at: now)])
         return ["track": track.json, "votes": .int(jukebox.votes[track.uri] ?? 0)]
     }
 

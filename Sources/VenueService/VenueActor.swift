@@ -81,9 +81,9 @@ public actor VenueActor<Sink: PushSink> {
 
     /// Waits until every change applied so far is on disk. Changes made while a write is in
     /// flight share the next one: one row per venue per commit, however many votes it holds.
-    func persist(_ action: TrackActionRow? = nil) async throws(ProtocolError) {
+    func persist(_ actions: [TrackActionRow] = []) async throws(ProtocolError) {
         unsaved = true
-        if let action { unsavedActions.append(action) }
+        unsavedActions += actions
         pendingWrites += 1
         defer { pendingWrites -= 1 }
         do {

@@ -14,14 +14,15 @@
 /// 3. ties by time of entry into the queue, earlier first. The time of entry is a counter that
 ///    grows by one with each track entering the queue (and each vote), never wall time, so ties
 ///    are deterministic and survive a restart (`JukeboxRecord`).
-/// 4. In fair mode only, one more rule, applied inside each run of tracks with equal votes
-///    (the pinned track excluded): the positions that requested tracks hold in that run are kept,
-///    and the requested tracks are dealt back into those positions sorted by their requester's
-///    number of pending requests (fewest first), then by time of entry. Tracks from the owner's
-///    playlist (no requester) never move. "Pending" = requested tracks of that user still in the
-///    queue, not counting the now-playing track.
-///    So with equal votes, a request from a guest with 1 track waiting comes before one from a
-///    guest with 2 waiting, even if the latter was requested earlier.
+/// 4. In fair mode only, ties in votes are broken differently: tracks from the owner's playlist
+///    first (by time of entry; they always entered before any request, so this is their place
+///    anyway), then requested tracks by their requester's number of pending requests, fewest
+///    first, then by time of entry. "Pending" = requested tracks of that user still in the queue,
+///    not counting the now-playing track. So with equal votes, a request from a guest with 1 track
+///    waiting comes before one from a guest with 2 waiting, even if the latter was requested earlier.
+///
+/// A vote or unvote moves one track (binary search, O(log n) lookups plus one array move); other
+/// changes re-sort the queue.
 public struct Jukebox: Sendable, Equatable {
     /// The sliding window of the per-user rate limits: one hour, in milliseconds.
     public static let rateWindowMs: Int64 = 3_600_000
@@ -47,6 +48,9 @@ public struct Jukebox: Sendable, Equatable {
     var requestTimes: [String: [Double]] = [:]
     /// Actions counted since the last sweep of idle users out of the rate windows.
     var actionsSinceSweep = 0
+    /// In fair mode, pending requests per requester as of the last full `reorder()` (votes do not
+    /// change them, so a vote's reposition can use them).
+    var fairPending: [String: Int] = [:]
 
     /// One queued track.
     struct Slot: Sendable, Equatable {
@@ -185,12 +189,13 @@ public struct Jukebox: Sendable, Equatable {
     public mutating func vote(user: String, uri: String, now: Double) throws(JukeboxError) -> JukeboxChange {
         try requirePlaylist()
         try Validate.text(user, field: "user", max: limits.maxTextBytes)
-        guard let slot = queue[uri] else { throw .notFound("track \(uri) is not in the playlist") }
-        if slot.voterSet.contains(user) { throw .conflict("you already voted for this track") }
+        guard let voted = queue[uri]?.voterSet.contains(user) else { throw .notFound("track \(uri) is not in the playlist") }
+        if voted { throw .conflict("you already voted for this track") }
         try checkRate(.vote, user: user, now: now)
         countAction(.vote, user: user, now: now)
+        let before = rankKey(queue[uri]!)
         addVote(user: user, uri: uri, now: now)
-        reorder()
+        reposition(uri, from: before)
         return .reordered
     }
 
@@ -198,11 +203,12 @@ public struct Jukebox: Sendable, Equatable {
     /// - Throws: `notFound` (no playlist, track not queued, or `user` had not voted for it).
     public mutating func unvote(user: String, uri: String) throws(JukeboxError) -> JukeboxChange {
         try requirePlaylist()
-        guard var slot = queue[uri] else { throw .notFound("track \(uri) is not in the playlist") }
-        guard slot.voterSet.remove(user) != nil else { throw .notFound("you have not voted for this track") }
-        slot.votes.removeAll { $0.user == user }
-        queue[uri] = slot
-        reorder()
+        guard let voted = queue[uri]?.voterSet.contains(user) else { throw .notFound("track \(uri) is not in the playlist") }
+        guard voted else { throw .notFound("you have not voted for this track") }
+        let before = rankKey(queue[uri]!)
+        queue[uri]!.voterSet.remove(user)
+        queue[uri]!.votes.removeAll { $0.user == user }
+        reposition(uri, from: before)
         return .reordered
     }
 
@@ -302,35 +308,66 @@ public struct Jukebox: Sendable, Equatable {
         reorder()
     }
 
-    /// Recomputes `order` (rules in the type's documentation).
-    mutating func reorder() {
-        var items = queue.values.map { (uri: $0.track.uri, votes: $0.votes.count, seq: $0.seq, requester: $0.requester) }
-        let pinned = nowPlayingUri
-        items.sort { a, b in
-            if a.uri == pinned { return b.uri != pinned }
-            if b.uri == pinned { return false }
+    /// Where a non-pinned track ranks: `a < b` when `a` comes first (rules in the type's documentation).
+    struct RankKey: Comparable {
+        var votes: Int
+        /// Fair mode: 0 for playlist tracks, 1 for requested ones; always 0 otherwise.
+        var requested: Int
+        /// Fair mode: the requester's pending requests; always 0 otherwise.
+        var pending: Int
+        var seq: Int64
+
+        static func < (a: RankKey, b: RankKey) -> Bool {
             if a.votes != b.votes { return a.votes > b.votes }
+            if a.requested != b.requested { return a.requested < b.requested }
+            if a.pending != b.pending { return a.pending < b.pending }
             return a.seq < b.seq
         }
+    }
+
+    func rankKey(_ s: Slot) -> RankKey {
+        guard settings.fairMode, let r = s.requester else { return RankKey(votes: s.votes.count, requested: 0, pending: 0, seq: s.seq) }
+        return RankKey(votes: s.votes.count, requested: 1, pending: fairPending[r] ?? 0, seq: s.seq)
+    }
+
+    /// Recomputes `order` from scratch (and fair mode's pending counts).
+    mutating func reorder() {
+        let pinned = nowPlayingUri
+        fairPending = [:]
         if settings.fairMode {
-            var pending: [String: Int] = [:]
-            for i in items where i.uri != pinned { if let r = i.requester { pending[r, default: 0] += 1 } }
-            var start = (pinned != nil && items.first?.uri == pinned) ? 1 : 0
-            while start < items.count {
-                var end = start + 1
-                while end < items.count && items[end].votes == items[start].votes { end += 1 }
-                let slots = (start..<end).filter { items[$0].requester != nil }
-                if slots.count > 1 {
-                    let dealt = slots.map { items[$0] }.sorted { a, b in
-                        let pa = pending[a.requester!]!, pb = pending[b.requester!]!
-                        return pa != pb ? pa < pb : a.seq < b.seq
-                    }
-                    for (k, item) in zip(slots, dealt) { items[k] = item }
-                }
-                start = end
-            }
+            for s in queue.values where s.track.uri != pinned { if let r = s.requester { fairPending[r, default: 0] += 1 } }
         }
-        order = items.map(\.uri)
+        var items: [(key: RankKey, uri: String)] = []
+        items.reserveCapacity(queue.count)
+        for s in queue.values where s.track.uri != pinned { items.append((rankKey(s), s.track.uri)) }
+        items.sort { $0.key < $1.key }
+        var o: [String] = []
+        o.reserveCapacity(queue.count)
+        if let pinned, queue[pinned] != nil { o.append(pinned) }
+        for i in items { o.append(i.uri) }
+        order = o
+    }
+
+    /// Moves `uri`, whose votes just changed, from where `old` ranked it to where it ranks now.
+    mutating func reposition(_ uri: String, from old: RankKey) {
+        if uri == nowPlayingUri { return }
+        let at = lowerBound(old, moved: uri, old: old)
+        guard at < order.count, order[at] == uri else { return reorder() }
+        order.remove(at: at)
+        order.insert(uri, at: lowerBound(rankKey(queue[uri]!), moved: nil, old: old))
+    }
+
+    /// The first index of `order` (after the pinned track) whose track does not rank before `k`;
+    /// `moved`, if still in `order`, is ranked by `old` (its key before the change).
+    private func lowerBound(_ k: RankKey, moved: String?, old: RankKey) -> Int {
+        var lo = nowPlayingUri == nil ? 0 : 1, hi = order.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            let u = order[mid]
+            let key = u == moved ? old : rankKey(queue[u]!)
+            if key < k { lo = mid + 1 } else { hi = mid }
+        }
+        return lo
     }
 
     // MARK: Rate limits and the no-repeat memory

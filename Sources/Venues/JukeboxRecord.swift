@@ -163,10 +163,16 @@ extension Jukebox {
                                         nowPlaying: nowPlayingUri, nextSeq: nextSeq)
         }
         r.originalTracks = originalTracks.enumerated().map { TrackRecord(position: $0.offset, track: $0.element) }
-        let slots = queue.values.sorted { $0.seq < $1.seq }
-        r.queue = slots.map { QueueRecord(track: $0.track, seq: $0.seq, requester: $0.requester, requestedAt: $0.requestedAt) }
-        r.votes = slots.flatMap { s in s.votes.map { VoteRecord(uri: s.track.uri, user: $0.user, at: $0.at, seq: $0.seq) } }
-            .sorted { $0.seq < $1.seq }
+        let bySeq = queue.values.map { (seq: $0.seq, uri: $0.track.uri) }.sorted { $0.seq < $1.seq }
+        r.queue.reserveCapacity(bySeq.count)
+        var votes: [(seq: Int64, vote: VoteRecord)] = []
+        for (_, uri) in bySeq {
+            let s = queue[uri]!
+            r.queue.append(QueueRecord(track: s.track, seq: s.seq, requester: s.requester, requestedAt: s.requestedAt))
+            for v in s.votes { votes.append((v.seq, VoteRecord(uri: uri, user: v.user, at: v.at, seq: v.seq))) }
+        }
+        votes.sort { $0.seq < $1.seq }
+        r.votes = votes.map(\.vote)
         r.plays = plays.map { PlayRecord(uri: $0.key, endedAt: $0.value) }
             .sorted { $0.endedAt != $1.endedAt ? $0.endedAt < $1.endedAt : $0.uri < $1.uri }
         for (kind, windows) in [(ActionKind.request, requestTimes), (.vote, voteTimes)] {

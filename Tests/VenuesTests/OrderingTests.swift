@@ -72,4 +72,67 @@ final class OrderingTests: XCTestCase {
         XCTAssertEqual(s.playlist?.creator, "DJ Ana")
         XCTAssertEqual(s.tracks[1], QueueEntry(track: track("x"), votes: 2, voters: ["u1", "u2"], requester: "u1", nowPlaying: false))
     }
+
+    /// Random votes, unvotes, requests, plays and settings changes; after each, `order` must equal
+    /// the documented rule computed here from the public records alone.
+    func testRandomEveningMatchesTheReferenceOrdering() throws {
+        for fairMode in [false, true] {
+            var rng = SplitMix64(seed: fairMode ? 7 : 3)
+            var j = try jukebox((0..<30).map { "p\($0)" },
+                                settings: VenueSettings(votesPerUserPerHour: 10_000, requestsPerUserPerHour: 10_000,
+                                                        fairMode: fairMode, fairModeMaxPendingPerUser: 3))
+            var now = T0
+            var applied = 0
+            for step in 0..<1_200 {
+                now += 10
+                let user = "u\(rng.next() % 25)"
+                let queued = j.order
+                switch rng.next() % 10 {
+                case 0..<5:
+                    if !queued.isEmpty, (try? j.vote(user: user, uri: queued[Int(rng.next() % UInt64(queued.count))], now: now)) != nil {
+                        applied += 1
+                    }
+                case 5..<7: if !queued.isEmpty { _ = try? j.unvote(user: user, uri: queued[Int(rng.next() % UInt64(queued.count))]) }
+                case 7: _ = try? j.request(user: user, track: track("r\(rng.next() % 60)"), now: now)
+                case 8:
+                    if let playing = j.nowPlayingUri, rng.next() % 2 == 0 { _ = try j.trackEnded(uri: playing, now: now) }
+                    else if !queued.isEmpty { _ = try j.nowPlaying(uri: queued[Int(rng.next() % UInt64(queued.count))]) }
+                default:
+                    if rng.next() % 20 == 0 { _ = try j.clearVotes() }
+                }
+                let expected = referenceOrder(j.records)
+                if j.order != expected { return XCTAssertEqual(j.order, expected, "step \(step), fair mode \(fairMode)") }
+            }
+            XCTAssertGreaterThan(applied, 300, "the evening had votes")
+        }
+    }
+
+    /// The rule of `Jukebox`'s documentation, from rows: pinned first; votes desc; in fair mode
+    /// playlist tracks, then requests by their requester's pending count; then time of entry.
+    private func referenceOrder(_ r: JukeboxRecord) -> [String] {
+        let pinned = r.playlist?.nowPlaying
+        var votes: [String: Int] = [:]
+        for v in r.votes { votes[v.uri, default: 0] += 1 }
+        var pending: [String: Int] = [:]
+        for q in r.queue where q.uri != pinned { if let u = q.requester { pending[u, default: 0] += 1 } }
+        let fair = r.settings.fairMode
+        func key(_ q: QueueRecord) -> (Int, Int, Int, Int64) {
+            (-(votes[q.uri] ?? 0), fair && q.requester != nil ? 1 : 0, fair ? q.requester.map { pending[$0]! } ?? 0 : 0, q.seq)
+        }
+        let rest = r.queue.filter { $0.uri != pinned }.map { (key($0), $0.uri) }.sorted { $0.0 < $1.0 }.map(\.1)
+        return (pinned.map { [$0] } ?? []) + rest
+    }
+}
+
+/// A small deterministic generator for randomized tests.
+struct SplitMix64 {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
 }

@@ -1,0 +1,199 @@
+import HubbubTestSupport
+import Realtime
+import XCTest
+
+/// UC5–UC24 end to end over `/ws`, with their error extensions.
+final class VenueUseCaseTests: XCTestCase {
+    var server: TestServer!
+
+    override func setUp() async throws { server = try TestServer() }
+    override func tearDown() async throws { server.stop() }
+
+    /// A logged-in client.
+    private func user(_ name: String) async throws -> (ProtocolClient, String) {
+        let c = try await ProtocolClient(url: server.url)
+        let r = try await c.ok("account.signup", ["username": .string(name), "email": .string("\(name)@example.com"), "password": "secret123"])
+        _ = try await c.ok("auth", ["token": r["token"] ?? .null])
+        return (c, r["user"]?["id"]?.string ?? "")
+    }
+
+    private let bar: JSON = ["name": "Café Åland", "address": "Storgatan 1", "postcode": "22100", "city": "Mariehamn",
+                             "country": "FI", "lat": 60.1, "lon": 19.94]
+
+    private func track(_ n: Int, explicit: Bool = false) -> JSON {
+        ["uri": .string("spotify:track:\(n)"), "title": .string("Song \(n)"), "artist": "Band", "explicit": .bool(explicit)]
+    }
+
+    private func venueWithPlaylist(_ owner: ProtocolClient) async throws -> String {
+        let v = try await owner.ok("venue.register", bar)["venue"]?["id"]?.string ?? ""
+        _ = try await owner.ok("venue.playlist.set", ["venue": .string(v), "playlistUri": "spotify:playlist:1", "creator": "dj",
+                                                      "tracks": [track(1), track(2), track(3)]])
+        return v
+    }
+
+    func testUC16RegisterUC17EditUC5MapUC6SearchUC18Remove() async throws {
+        let (owner, ownerID) = try await user("owner")
+        let registered = try await owner.ok("venue.register", bar)
+        let id = registered["venue"]?["id"]?.string ?? ""
+        XCTAssertEqual(registered["venue"]?["owner"]?.string, ownerID)
+        var blank = bar
+        if case .object(var pairs) = blank { pairs[0] = ("name", "  "); blank = .object(pairs) }
+        let missing = try await owner.call("venue.register", blank)
+        XCTAssertTrue(missing["error"]?["message"]?.string?.contains("all fields have to be filled in") ?? false, "UC16 6a")
+        let edited = try await owner.ok("venue.update", ["venue": .string(id), "name": "Café Åland Bar"])
+        XCTAssertEqual(edited["venue"]?["name"]?.string, "Café Åland Bar")
+        let (patron, _) = try await user("patron")
+        let found = try await patron.ok("venue.search", ["q": "CAFE ALAND"])
+        XCTAssertEqual(found["venues"], [edited["venue"] ?? .null], "UC6: case- and accent-insensitive")
+        let byAddress = try await patron.ok("venue.search", ["q": "storgatan"])
+        XCTAssertEqual((byAddress["venues"]?.items ?? []).count, 1)
+        let inBox = try await patron.ok("venue.nearby", ["minLat": 60, "minLon": 19, "maxLat": 61, "maxLon": 21])
+        XCTAssertEqual((inBox["venues"]?.items ?? []).count, 1)
+        let outside = try await patron.ok("venue.nearby", ["minLat": 10, "minLon": 10, "maxLat": 11, "maxLon": 11])
+        XCTAssertEqual(outside["venues"], [])
+        let notOwner = try await patron.errorCode("venue.update", ["venue": .string(id), "name": "Mine"])
+        XCTAssertEqual(notOwner, "forbidden")
+        let removeByPatron = try await patron.errorCode("venue.remove", ["venue": .string(id)])
+        XCTAssertEqual(removeByPatron, "forbidden")
+        _ = try await owner.ok("venue.remove", ["venue": .string(id)])
+        let gone = try await patron.errorCode("venue.get", ["venue": .string(id)])
+        XCTAssertEqual(gone, "not_found")
+        let hidden = try await patron.ok("venue.search", ["q": "aland"])
+        XCTAssertEqual(hidden["venues"], [], "removed venues are hidden")
+    }
+
+    func testUC7CheckInPushesPresenceAndUC13ListsCheckIns() async throws {
+        let (owner, _) = try await user("owner")
+        let id = try await owner.ok("venue.register", bar)["venue"]?["id"]?.string ?? ""
+        let sub = try await owner.ok("subscribe", ["room": .string("venue:\(id)")])
+        XCTAssertEqual(sub["snapshot"]?["checkedIn"]?.int, 0)
+        let (patron, patronID) = try await user("patron")
+        let n = try await patron.ok("venue.checkin", ["venue": .string(id)])
+        XCTAssertEqual(n["checkedIn"]?.int, 1)
+        let pushes = try await owner.waitForPushes(1)
+        XCTAssertEqual(pushes.last?["event"]?.string, "presence.changed")
+        XCTAssertEqual(pushes.last?["data"]?["checkedIn"]?.int, 1)
+        let list = try await owner.ok("user.checkins", ["user": .string(patronID)])
+        XCTAssertEqual((list["checkins"]?.items ?? []).first?["venue"]?.string, id)
+    }
+
+    func testUC8VoteUC9RequestUC10VotersAndThreeClientsAgree() async throws {
+        let (owner, _) = try await user("owner")
+        let v = try await venueWithPlaylist(owner)
+        var clients: [(ProtocolClient, String)] = []
+        for name in ["ann", "ben", "cat"] { clients.append(try await user(name)) }
+        for (c, _) in clients { _ = try await c.ok("subscribe", ["room": .string("venue:\(v)")]) }
+        // Concurrent votes from all three.
+        let c0 = clients[0].0, c1 = clients[1].0, c2 = clients[2].0
+        async let a = c0.ok("venue.vote", ["venue": .string(v), "track": "spotify:track:3"])
+        async let b = c1.ok("venue.vote", ["venue": .string(v), "track": "spotify:track:3"])
+        async let c = c2.ok("venue.vote", ["venue": .string(v), "track": "spotify:track:2"])
+        _ = try await (a, b, c)
+        let twice = try await clients[0].0.errorCode("venue.vote", ["venue": .string(v), "track": "spotify:track:3"])
+        XCTAssertEqual(twice, "conflict", "one vote per user per track")
+        var finals: [JSON] = []
+        for (client, _) in clients {
+            let pushes = try await client.waitForPushes(3)
+            let reordered = pushes.filter { $0["event"]?.string == "playlist.reordered" }
+            finals.append(reordered.last?["data"]?["order"] ?? .null)
+            let seqs = pushes.compactMap { $0["seq"]?.int }
+            XCTAssertEqual(seqs, Array((seqs.first ?? 1)...(seqs.first ?? 1) + seqs.count - 1), "no gap, no duplicate")
+        }
+        XCTAssertEqual(Set(finals.map(\.encoded)).count, 1, "everyone sees the same final order")
+        XCTAssertEqual(finals.first, ["spotify:track:3", "spotify:track:2", "spotify:track:1"])
+        // UC9: a request carries the requester's vote; 8a: explicit refused when disallowed.
+        _ = try await owner.ok("venue.explicit.set", ["venue": .string(v), "allowed": false])
+        let explicit = try await clients[0].0.call("venue.request", ["venue": .string(v), "track": track(9, explicit: true)])
+        XCTAssertEqual(explicit["error"]?["code"]?.string, "forbidden")
+        XCTAssertTrue(explicit["error"]?["message"]?.string?.contains("explicit") ?? false)
+        let req = try await clients[0].0.ok("venue.request", ["venue": .string(v), "track": track(7)])
+        XCTAssertEqual(req["votes"]?.int, 1)
+        let voters = try await clients[1].0.ok("venue.track.voters", ["venue": .string(v), "track": "spotify:track:7"])
+        XCTAssertEqual(voters["requester"]?.string, clients[0].1)
+        XCTAssertEqual(voters["voters"], [.string(clients[0].1)])
+        // UC14/UC15 from the history.
+        let votes = try await clients[1].0.ok("user.votes", ["user": .string(clients[0].1)])
+        let requests = try await clients[1].0.ok("user.requests", ["user": .string(clients[0].1)])
+        XCTAssertEqual((votes["votes"]?.items ?? []).count, 2)
+        XCTAssertEqual((requests["requests"]?.items ?? []).first?["title"]?.string,
+                       "Song 7")
+    }
+
+    func testOwnerOnlyOpsUC20ConflictUC21ResetUC22ClearUC23Remove() async throws {
+        let (owner, _) = try await user("owner")
+        let v = try await venueWithPlaylist(owner)
+        let (patron, _) = try await user("patron")
+        for (op, extra) in [("venue.playlist.set", ["playlistUri": JSON("x"), "creator": "me", "tracks": []]),
+                            ("venue.playlist.reset", [:]), ("venue.playlist.clearVotes", [:]), ("venue.playlist.remove", [:]),
+                            ("venue.explicit.set", ["allowed": true]), ("venue.nowPlaying", ["track": "spotify:track:1"]),
+                            ("venue.track.ended", ["track": "spotify:track:1"]), ("venue.remove", [:]),
+                            ("venue.update", ["name": "Mine"])] as [(String, [String: JSON])] {
+            var args: [(String, JSON)] = [("venue", .string(v))]
+            args += extra.map { ($0.key, $0.value) }
+            let code = try await patron.errorCode(op, .object(args))
+            XCTAssertEqual(code, "forbidden", op)
+        }
+        let same = try await owner.call("venue.playlist.set", ["venue": .string(v), "playlistUri": "spotify:playlist:1", "creator": "dj",
+                                                               "tracks": [track(1)]])
+        XCTAssertEqual(same["error"]?["code"]?.string, "conflict", "UC20 8a")
+        _ = try await patron.ok("venue.vote", ["venue": .string(v), "track": "spotify:track:3"])
+        _ = try await patron.ok("venue.request", ["venue": .string(v), "track": track(5)])
+        let cleared = try await owner.ok("venue.playlist.clearVotes", ["venue": .string(v)])
+        XCTAssertEqual((cleared["playlist"]?["tracks"]?.items ?? []).allSatisfy { $0["votes"]?.int == 0 }, true)
+        let reset = try await owner.ok("venue.playlist.reset", ["venue": .string(v)])
+        XCTAssertEqual((reset["playlist"]?["tracks"]?.items ?? []).map { $0["track"]?["uri"]?.string ?? "" },
+                       ["spotify:track:1", "spotify:track:2", "spotify:track:3"], "UC21: the original tracks, no request")
+        _ = try await owner.ok("venue.nowPlaying", ["venue": .string(v), "track": "spotify:track:2"])
+        _ = try await owner.ok("venue.track.ended", ["venue": .string(v), "track": "spotify:track:2"])
+        let after = try await patron.ok("venue.playlist.get", ["venue": .string(v)])
+        XCTAssertEqual((after["playlist"]?["tracks"]?.items ?? []).count, 2,
+                       "a track that ended leaves the queue")
+        _ = try await owner.ok("venue.playlist.remove", ["venue": .string(v)])
+        let none = try await patron.errorCode("venue.vote", ["venue": .string(v), "track": "spotify:track:1"])
+        XCTAssertEqual(none, "not_found")
+    }
+
+    func testRecoveryAfterReconnectGivesExactlyTheMissedPushes() async throws {
+        let (owner, _) = try await user("owner")
+        let v = try await venueWithPlaylist(owner)
+        let (patron, _) = try await user("patron")
+        let first = try await patron.ok("subscribe", ["room": .string("venue:\(v)")])
+        let seq = first["seq"]?.int ?? -1
+        let epoch = first["epoch"] ?? .null
+        patron.close()
+        let (voter, _) = try await user("voter")
+        for n in 1...3 { _ = try await voter.ok("venue.vote", ["venue": .string(v), "track": .string("spotify:track:\(n)")]) }
+        let back = try await ProtocolClient(url: server.url)
+        _ = try await back.ok("account.login", ["login": "patron", "password": "secret123"])
+        let resumed = try await back.ok("subscribe", ["room": .string("venue:\(v)"), "since": ["seq": .int(seq), "epoch": epoch]])
+        XCTAssertEqual(resumed["recovered"], true)
+        let pushes = try await back.waitForPushes(3)
+        XCTAssertEqual(pushes.compactMap { $0["seq"]?.int }, [seq + 1, seq + 2, seq + 3])
+        let stale = try await back.ok("subscribe", ["room": .string("venue:\(v)"), "since": ["seq": .int(seq), "epoch": "nope"]])
+        XCTAssertEqual(stale["recovered"], false)
+        XCTAssertNotNil(stale["snapshot"]?["playlist"])
+    }
+
+    func testRestartBringsEverythingBackWithANewEpoch() async throws {
+        let (owner, _) = try await user("owner")
+        let v = try await venueWithPlaylist(owner)
+        let (patron, _) = try await user("patron")
+        _ = try await patron.ok("venue.vote", ["venue": .string(v), "track": "spotify:track:2"])
+        _ = try await patron.ok("venue.checkin", ["venue": .string(v)])
+        let before = try await patron.ok("subscribe", ["room": .string("venue:\(v)")])
+        let dir = server.configuration.dataDir
+        server.stop()
+        server = try TestServer(dataDir: dir)
+        let again = try await ProtocolClient(url: server.url)
+        _ = try await again.ok("account.login", ["login": "patron", "password": "secret123"])
+        let after = try await again.ok("subscribe", ["room": .string("venue:\(v)"), "since": ["seq": before["seq"] ?? 0, "epoch": before["epoch"] ?? ""]])
+        XCTAssertEqual(after["recovered"], false, "history is gone: the epoch changed")
+        XCTAssertNotEqual(after["epoch"], before["epoch"])
+        XCTAssertEqual(after["snapshot"]?["checkedIn"]?.int, 1)
+        let tracks = after["snapshot"]?["playlist"]?["tracks"]
+        XCTAssertEqual((tracks?.items ?? []).first?["track"]?["uri"]?.string, "spotify:track:2")
+        XCTAssertEqual((tracks?.items ?? []).first?["votes"]?.int, 1)
+        let twice = try await again.errorCode("venue.vote", ["venue": .string(v), "track": "spotify:track:2"])
+        XCTAssertEqual(twice, "conflict", "the vote came back and still counts once")
+    }
+}

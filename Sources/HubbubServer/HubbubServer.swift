@@ -4,6 +4,7 @@ import GRDB
 import HubbubCrypto
 import Logging
 import Storage
+import Synchronization
 import VenueService
 import Transport
 import WebSocket
@@ -15,6 +16,7 @@ public final class HubbubServer: Sendable {
     let store: Store
     let venues: VenueDirectory<LoopSink>
     private let logger: Logger
+    private let retirer = Mutex<Task<Void, Never>?>(nil)
 
     /// - Parameter tlsOnFreePort: serve TLS on a free port even though `tls.port` is 0 (tests).
     public init(configuration: HubbubConfiguration, logger: Logger, tlsOnFreePort: Bool = false) throws {
@@ -75,6 +77,14 @@ public final class HubbubServer: Sendable {
     /// Starts serving; returns at once.
     public func start() {
         transport.start()
+        // Venue actors nobody watches are retired after a while; their state is on disk.
+        let venues = self.venues
+        retirer.withLock { $0 = Task.detached {
+            while !Task.isCancelled {
+                try? await Task.sleep(nanoseconds: 60_000_000_000)
+                await venues.retireIdle(now: Date().timeIntervalSince1970)
+            }
+        } }
         logger.info("hubbub ready: \(urls.joined(separator: " "))",
                     metadata: ["loops": "\(transport.eventLoops.count)", "dataDir": "\(configuration.dataDir)"])
     }
@@ -86,6 +96,7 @@ public final class HubbubServer: Sendable {
     public func shutdown() {
         logger.info("shutting down", metadata: ["open": "\(transport.openWebSockets)"])
         transport.shutdown()
+        retirer.withLock { $0?.cancel() }
         store.close()
         logger.info("stopped")
     }

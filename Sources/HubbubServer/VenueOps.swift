@@ -50,6 +50,16 @@ enum VenueOps {
             live("venue.explicit.set", .write, venues) { user, venue, r throws(ProtocolError) in
                 ["explicitAllowed": .bool(try await venue.setExplicitAllowed(by: user, try r.args.bool("allowed")))]
             },
+            live("venue.settings.set", .write, venues) { user, venue, r throws(ProtocolError) in
+                var s = await venue.currentSettings
+                if let v = try r.args.optionalBool("explicitAllowed") { s.explicitAllowed = v }
+                if let v = try r.args.optionalInt("votesPerUserPerHour") { s.votesPerUserPerHour = v }
+                if let v = try r.args.optionalInt("requestsPerUserPerHour") { s.requestsPerUserPerHour = v }
+                if let v = try r.args.optionalInt("noRepeatHours") { s.noRepeatHours = v }
+                if let v = try r.args.optionalBool("fairMode") { s.fairMode = v }
+                if let v = try r.args.optionalInt("fairModeMaxPendingPerUser") { s.fairModeMaxPendingPerUser = v }
+                return ["settings": try await venue.setSettings(by: user, s)]
+            },
             live("venue.vote", .write, venues) { user, venue, r throws(ProtocolError) in
                 try await venue.vote(by: user, uri: try r.args.string("track", maxLength: 500))
             },
@@ -112,6 +122,14 @@ enum VenueOps {
                 let found = try await venues.nearby(minLat: try r.args.double("minLat"), minLon: try r.args.double("minLon"),
                                                     maxLat: try r.args.double("maxLat"), maxLon: try r.args.double("maxLon"))
                 return ["venues": .array(found.map(\.json))]
+            },
+            Operation(name: "venue.owner.add", opClass: .write, needsAuth: true) { session, r throws(ProtocolError) in
+                let me = try await session.requireUser()
+                let venue = try r.args.string("venue", maxLength: 64)
+                let other = try r.args.string("user", maxLength: 64)
+                guard try await session.services.accounts.user(other) != nil else { throw .notFound("no user \(other)") }
+                try await venues.addOwner(other, to: venue, by: me.id)
+                return ["venue": .string(venue), "owner": .string(other)]
             },
             Operation(name: "venue.checkin", opClass: .write, needsAuth: true) { session, r throws(ProtocolError) in
                 let user = try await session.requireUser()

@@ -102,6 +102,8 @@ extension VenueActor {
                 "requester": jukebox.requester(of: uri).map { .string($0) } ?? .null]
     }
 
+    public var currentSettings: VenueSettings { jukebox.settings }
+
     /// UC19: the current playlist.
     public func snapshotJSONForReply() -> JSON { snapshotJSON }
 

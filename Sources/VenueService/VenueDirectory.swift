@@ -83,6 +83,14 @@ public actor VenueDirectory<Sink: PushSink> {
         return record
     }
 
+    /// Adds a co-owner (owners only).
+    public func addOwner(_ user: String, to venue: String, by owner: String) async throws(ProtocolError) {
+        try await requireOwner(owner, of: venue, to: "add an owner")
+        try await write { db in
+            try db.execute(sql: "INSERT OR IGNORE INTO venue_owner (venue_id, user_id) VALUES (?, ?)", arguments: [venue, user])
+        }
+    }
+
     /// Soft delete: hidden from every query, data kept.
     public func remove(_ id: String, by user: String) async throws(ProtocolError) {
         try await requireOwner(user, of: id, to: "remove the venue")

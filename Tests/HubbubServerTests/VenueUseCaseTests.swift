@@ -196,4 +196,23 @@ final class VenueUseCaseTests: XCTestCase {
         let twice = try await again.errorCode("venue.vote", ["venue": .string(v), "track": "spotify:track:2"])
         XCTAssertEqual(twice, "conflict", "the vote came back and still counts once")
     }
+
+    func testVenueSettingsLimitVotesPerHourAndCoOwnersMayManage() async throws {
+        let (owner, _) = try await user("owner")
+        let v = try await venueWithPlaylist(owner)
+        let (patron, patronID) = try await user("patron")
+        let refused = try await patron.errorCode("venue.settings.set", ["venue": .string(v), "votesPerUserPerHour": 2])
+        XCTAssertEqual(refused, "forbidden")
+        let set = try await owner.ok("venue.settings.set", ["venue": .string(v), "votesPerUserPerHour": 2])
+        XCTAssertEqual(set["settings"]?["votesPerUserPerHour"]?.int, 2)
+        _ = try await patron.ok("venue.vote", ["venue": .string(v), "track": "spotify:track:1"])
+        _ = try await patron.ok("venue.vote", ["venue": .string(v), "track": "spotify:track:2"])
+        let third = try await patron.call("venue.vote", ["venue": .string(v), "track": "spotify:track:3"])
+        XCTAssertEqual(third["error"]?["code"]?.string, "rate_limited")
+        XCTAssertGreaterThan(third["error"]?["retryAfterMs"]?.int ?? 0, 3_500_000 - 60_000, "the window is one hour")
+        let notYet = try await patron.errorCode("venue.owner.add", ["venue": .string(v), "user": .string(patronID)])
+        XCTAssertEqual(notYet, "forbidden")
+        _ = try await owner.ok("venue.owner.add", ["venue": .string(v), "user": .string(patronID)])
+        _ = try await patron.ok("venue.playlist.clearVotes", ["venue": .string(v)])
+    }
 }

@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""kill -9 in the middle of a vote storm loses nothing acknowledged and counts nothing twice.
+
+Starts hubbub, registers a venue with a playlist, has many clients vote as fast as they can,
+kills the server with SIGKILL while votes are in flight, restarts it on the same data directory,
+and checks every track's voters: each acknowledged vote is there, and no user appears twice.
+Prints `crash: N passed, M failed` last. Usage: test-crash.py HUBBUB_BIN
+"""
+import asyncio
+import json
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+from websockets.asyncio.client import connect
+
+BIN = sys.argv[1] if len(sys.argv) > 1 else ".build/release/hubbub"
+USERS, TRACKS = 40, 40
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start(port, data):
+    proc = subprocess.Popen([BIN, "--host", "127.0.0.1", "--port", str(port), "--data-dir", data, "--log-level", "warning",
+                             "--auth-pbkdf2-iterations", "1000", "--rate-limits-write-burst", "100000",
+                             "--rate-limits-write-per-second", "100000", "--rate-limits-auth-burst", "1000"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    for _ in range(300):
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return proc
+        except OSError:
+            if proc.poll() is not None:
+                raise SystemExit("hubbub exited at start: " + proc.stderr.read().decode())
+            time.sleep(0.1)
+    raise SystemExit("hubbub did not start")
+
+
+class Client:
+    def __init__(self, ws):
+        self.ws, self.next = ws, 1
+
+    async def call(self, op, **args):
+        rid = self.next
+        self.next += 1
+        await self.ws.send(json.dumps({"id": rid, "op": op, "args": args}))
+        while True:
+            m = json.loads(await self.ws.recv())
+            if m.get("id") == rid:
+                return m
+
+
+async def session(url, name):
+    ws = await connect(url + "/ws", max_size=None)
+    c = Client(ws)
+    r = await c.call("account.signup", username=name, email=f"{name}@example.com", password="secret123")
+    if not r.get("ok"):
+        r = await c.call("account.login", login=name, password="secret123")
+    await c.call("auth", token=r["result"]["token"])
+    return c, r["result"]["user"]["id"]
+
+
+async def main():
+    data = tempfile.mkdtemp(prefix="hubbub-crash-")
+    port = free_port()
+    url = f"ws://127.0.0.1:{port}"
+    proc = start(port, data)
+    owner, _ = await session(url, "owner")
+    venue = (await owner.call("venue.register", name="Crash Bar", address="1 Main St", postcode="1",
+                              city="Town", country="X", lat=1.0, lon=1.0))["result"]["venue"]["id"]
+    tracks = [{"uri": f"t{i}", "title": f"T{i}", "artist": "A", "explicit": False} for i in range(TRACKS)]
+    r = await owner.call("venue.playlist.set", venue=venue, playlistUri="p", creator="c", tracks=tracks)
+    assert r["ok"], r
+    voters = [await session(url, f"user{i}") for i in range(USERS)]
+    acked = set()
+
+    async def storm(c, uid):
+        order = [f"t{i}" for i in range(TRACKS)]
+        random.shuffle(order)
+        for uri in order:
+            try:
+                m = await c.call("venue.vote", venue=venue, track=uri)
+            except Exception:
+                return  # the server is gone
+            if m.get("ok"):
+                acked.add((uid, uri))
+
+    tasks = [asyncio.create_task(storm(c, uid)) for c, uid in voters]
+    await asyncio.sleep(0.4)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    killed_with = len(acked)
+
+    proc = start(port, data)
+    try:
+        checker, _ = await session(url, "owner")
+        failures = 0
+        found = set()
+        for i in range(TRACKS):
+            m = await checker.call("venue.track.voters", venue=venue, track=f"t{i}")
+            ids = m["result"]["voters"]
+            if len(ids) != len(set(ids)):
+                print(f"FAIL t{i}: a vote is counted twice: {ids}")
+                failures += 1
+            found.update((u, f"t{i}") for u in ids)
+        lost = acked - found
+        if lost:
+            print(f"FAIL {len(lost)} acknowledged votes lost, e.g. {sorted(lost)[:5]}")
+            failures += 1
+        print(f"votes acknowledged before kill -9: {killed_with} of {USERS * TRACKS}; present after restart: {len(found)}")
+        if killed_with == 0 or killed_with == USERS * TRACKS:
+            print("FAIL the kill did not land in the middle of the storm")
+            failures += 1
+        checks = TRACKS + 2
+        print(f"crash: {checks - failures} passed, {failures} failed")
+        return 1 if failures else 0
+    finally:
+        proc.terminate()
+        proc.wait()
+
+
+sys.exit(asyncio.run(main()))

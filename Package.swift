@@ -89,7 +89,7 @@ let package = Package(
         ]),
 
         .executableTarget(name: "hubbub-load", dependencies: [
-            "HubbubClient", "Transport", "WebSocket", "CLinux",
+            "HubbubClient", "Transport", "WebSocket", "CLinux", "Realtime",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Histogram", package: "hdrhistogram-swift"),
         ], path: "loadtest/Sources/hubbub-load"),

@@ -74,21 +74,23 @@ extension VenueActor {
 
     public func vote(by user: String, uri: String) async throws(ProtocolError) -> JSON {
         let now = Date().timeIntervalSince1970
-        try apply { try $0.vote(user: user, uri: uri, now: now) }
+        try apply(cause: ["action": "vote", "by": .string(user), "track": .string(uri)]) { try $0.vote(user: user, uri: uri, now: now) }
         let track = jukebox.entry(uri)?.track
         try await persist(track.map { [TrackActionRow(user: user, kind: "vote", track: $0, at: now)] } ?? [])
         return ["track": .string(uri), "votes": .int(jukebox.votes[uri] ?? 0)]
     }
 
     public func unvote(by user: String, uri: String) async throws(ProtocolError) -> JSON {
-        try apply { try $0.unvote(user: user, uri: uri) }
+        try apply(cause: ["action": "unvote", "by": .string(user), "track": .string(uri)]) { try $0.unvote(user: user, uri: uri) }
         try await persist()
         return ["track": .string(uri), "votes": .int(jukebox.votes[uri] ?? 0)]
     }
 
     public func request(by user: String, track: Track) async throws(ProtocolError) -> JSON {
         let now = Date().timeIntervalSince1970
-        try apply { try $0.request(user: user, track: track, now: now) }
+        try apply(cause: ["action": "request", "by": .string(user), "track": .string(track.uri)]) {
+            try $0.request(user: user, track: track, now: now)
+        }
         // A request carries the requester's vote: it shows in both of the user's lists (UC14, UC15).
         try await persist([TrackActionRow(user: user, kind: "request", track: track, at: now),
                            TrackActionRow(user: user, kind: "vote", track: track, at: now)])
@@ -110,7 +112,9 @@ extension VenueActor {
     // MARK: Applying and persisting
 
     /// Applies a change in memory and pushes what it did; a refused change changes nothing.
-    func apply(_ change: (inout Jukebox) throws -> JukeboxChange) throws(ProtocolError) {
+    /// `cause` (who did what) is added to the `playlist.reordered` push, so clients — and the
+    /// load tester measuring action → push latency — can tell which action a push reflects.
+    func apply(cause: JSON? = nil, _ change: (inout Jukebox) throws -> JukeboxChange) throws(ProtocolError) {
         guard !gone else { throw .notFound("no venue \(venue.id)") }
         let result: JukeboxChange
         do {
@@ -120,7 +124,14 @@ extension VenueActor {
         } catch {
             throw ProtocolError(.internal, "\(error)")
         }
-        for event in result.events { publish(event: event, data: pushData(event, result)) }
+        for event in result.events {
+            var data = pushData(event, result)
+            if event == "playlist.reordered", let cause, case .object(var pairs) = data {
+                pairs.append(("cause", cause))
+                data = .object(pairs)
+            }
+            publish(event: event, data: data)
+        }
     }
 
     private func pushData(_ event: String, _ change: JukeboxChange) -> JSON {

@@ -4,7 +4,8 @@
 /// applies each op to it, stores what changed and pushes what the returned `JukeboxChange` says.
 ///
 /// Every mutating method either succeeds and returns a change, or throws a `JukeboxError` and
-/// leaves the jukebox exactly as it was. Ownership is not checked here: the caller lets only a
+/// leaves the jukebox exactly as it was (a refused vote or request is not counted against the
+/// rate limits: they are checked last, after every other rule). Ownership is not checked here: the caller lets only a
 /// venue's owners call `setPlaylist`, `reset`, `clearVotes`, `removePlaylist`, `setExplicitAllowed`,
 /// `setSettings`, `nowPlaying` and `trackEnded`.
 ///
@@ -68,7 +69,7 @@ public struct Jukebox: Sendable, Equatable {
         var seq: Int64
     }
 
-    /// A venue with no playlist yet.
+    /// A venue with no playlist yet; settings out of range are clamped (`VenueSettings.clamped()`).
     public init(settings: VenueSettings = VenueSettings(), limits: JukeboxLimits = JukeboxLimits()) {
         self.settings = settings.clamped()
         self.limits = limits

@@ -14,6 +14,8 @@ actor Session {
     private var claims: Tokens.Claims?
     private var limiter: RateLimiter
     private var closed = false
+    /// Rooms this connection is subscribed to.
+    private var rooms: Set<String> = []
 
     init(handle: ConnectionHandle, services: Services) {
         self.handle = handle
@@ -31,7 +33,9 @@ actor Session {
 
     private func connectionClosed() async {
         closed = true
-        await services.connectionClosed(handle)
+        let left = rooms
+        rooms = []
+        await services.leave(left, handle)
     }
 
     func send(_ text: String) { handle.send(OutboundMessage(text: text)) }
@@ -88,6 +92,16 @@ actor Session {
     }
 
     var tokenClaims: Tokens.Claims? { claims }
+
+    /// Records a subscription, within the per-connection limit.
+    func addRoom(_ room: String) throws(ProtocolError) {
+        guard rooms.count < services.configuration.maxSubscriptions || rooms.contains(room) else {
+            throw ProtocolError(.tooLarge, "at most \(services.configuration.maxSubscriptions) subscriptions per connection")
+        }
+        rooms.insert(room)
+    }
+
+    func removeRoom(_ room: String) { rooms.remove(room) }
 }
 
 /// Bridges a `/ws` connection's loop thread to its session actor.

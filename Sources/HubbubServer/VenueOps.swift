@@ -151,14 +151,14 @@ enum VenueOps {
                 }
                 guard room.hasPrefix("venue:") else { throw .badRequest("field room: unknown room \(room)") }
                 let venue = try await venues.actor(for: String(room.dropFirst("venue:".count)))
-                try await session.services.subscriptions.add(room, for: session.handle)
+                try await session.addRoom(room)
                 try await venue.subscribe(session.handle, requestID: r.id, since: since)
                 return nil // the venue sent the reply, ahead of any push
             },
             Operation(name: "unsubscribe", opClass: .read, needsAuth: true) { session, r throws(ProtocolError) in
                 let room = try r.args.string("room", maxLength: 200)
                 guard room.hasPrefix("venue:") else { throw .badRequest("field room: unknown room \(room)") }
-                await session.services.subscriptions.remove(room, for: session.handle)
+                await session.removeRoom(room)
                 if let venue = try? await venues.actor(for: String(room.dropFirst("venue:".count))) {
                     await venue.unsubscribe(session.handle)
                 }

@@ -76,7 +76,12 @@ final class AccountUseCaseTests: XCTestCase {
 
     func testWithoutAuthOnlySignupLoginAndAuthWork() async throws {
         let c = try await ProtocolClient(url: server.url)
-        for op in ["profile.get", "profile.update", "account.logout", "account.delete"] {
+        let everyOp = ["profile.get", "profile.update", "account.logout", "account.delete", "venue.register", "venue.get", "venue.update",
+                       "venue.remove", "venue.search", "venue.nearby", "venue.checkin", "venue.owner.add", "user.checkins", "user.votes",
+                       "user.requests", "subscribe", "unsubscribe", "venue.playlist.set", "venue.playlist.get", "venue.playlist.reset",
+                       "venue.playlist.clearVotes", "venue.playlist.remove", "venue.explicit.set", "venue.settings.set", "venue.vote",
+                       "venue.unvote", "venue.request", "venue.track.voters", "venue.nowPlaying", "venue.track.ended"]
+        for op in everyOp {
             let code = try await c.errorCode(op, ["spotify": "x"])
             XCTAssertEqual(code, "unauthorized", op)
         }

@@ -127,31 +127,15 @@ struct VenueCommand: AsyncParsableCommand {
 
     private func openPatrons(_ n: Int, _ loops: [EventLoop], _ stats: [PushStats], _ timing: VoteTiming, _ options: ClientOptions,
                              setup: @escaping @Sendable (Int, Patron) async throws -> Void) async -> (Int, [String: Int]) {
-        let progress = Progress(total: n, label: "patrons")
-        var ok = 0
-        var failures: [String: Int] = [:]
-        await withTaskGroup(of: String?.self) { group in
-            var next = 0
-            func launch() {
-                let i = next
-                next += 1
-                group.addTask {
-                    do {
-                        let p = try await Patron.open(loops[i % loops.count], options, stats: stats[i % loops.count], timing: timing)
-                        try await setup(i, p)
-                        return nil
-                    } catch { return "\(error)".prefix(80).description }
-                }
-            }
-            for _ in 0..<min(connectConcurrency, n) { launch() }
-            while let r = await group.next() {
-                if let r { failures[r, default: 0] += 1 } else { ok += 1 }
-                progress.tick()
-                if next < n { launch() }
+        await runBounded(count: n, concurrency: connectConcurrency, label: "patrons") { i in
+            do {
+                let p = try await Patron.open(loops[i % loops.count], options, stats: stats[i % loops.count], timing: timing)
+                try await setup(i, p)
+                return nil
+            } catch {
+                return String("\(error)".prefix(80))
             }
         }
-        progress.done()
-        return (ok, failures)
     }
 }
 

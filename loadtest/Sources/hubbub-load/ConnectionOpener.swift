@@ -31,7 +31,7 @@ func runBounded(count: Int, concurrency: Int, label: String,
 func openConnections(count: Int, loops: [EventLoop], concurrency: Int, label: String = "connecting",
                      options: @escaping @Sendable (Int) -> ClientOptions,
                      makeHandler: @escaping @Sendable (Int) -> any WebSocketHandler,
-                     onOpen: @escaping @Sendable (Int, WebSocketConnection) -> Void = { _, _ in }) async -> (opened: Int, failures: [String: Int]) {
+                     onOpen: @escaping @Sendable (Int, WebSocketConnection) -> Void = { _, _ in }) async -> (succeeded: Int, failures: [String: Int]) {
     await runBounded(count: count, concurrency: concurrency, label: label) { i in
         await withCheckedContinuation { done in
             loops[i % loops.count].connect(options(i), makeHandler: { _ in makeHandler(i) }) { result in

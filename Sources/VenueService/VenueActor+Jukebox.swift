@@ -116,6 +116,7 @@ extension VenueActor {
     /// load tester measuring action → push latency — can tell which action a push reflects.
     func apply(cause: JSON? = nil, _ change: (inout Jukebox) throws -> JukeboxChange) throws(ProtocolError) {
         guard !gone else { throw .notFound("no venue \(venue.id)") }
+        guard !retired else { throw ProtocolError(.unavailable, "the venue is reloading; try again") }
         let result: JukeboxChange
         do {
             result = try change(&jukebox)

@@ -19,6 +19,8 @@ public actor VenueActor<Sink: PushSink> {
     private var lastActivity = Date().timeIntervalSince1970
     private var pendingWrites = 0
     var gone = false
+    /// Retired for idleness (its state is on disk; a new actor takes over).
+    var retired = false
     /// The playlist state; changed only in `apply`, written by `persist`.
     var jukebox: Jukebox
     /// Changes not yet durable, and who waits for them.
@@ -53,6 +55,7 @@ public actor VenueActor<Sink: PushSink> {
     /// With `since` in the history: `recovered: true`; else `recovered: false` and a snapshot.
     public func subscribe(_ member: Member, requestID: Int, since: (seq: UInt64, epoch: String)?) async throws(ProtocolError) {
         guard !gone else { throw .notFound("no venue \(venue.id)") }
+        guard !retired else { throw ProtocolError(.unavailable, "the venue is reloading; try again") }
         let checkedIn = try await directory.checkinCount(venue.id)
         let now = Date().timeIntervalSince1970
         lastActivity = now
@@ -132,8 +135,12 @@ public actor VenueActor<Sink: PushSink> {
         flushing = false
     }
 
-    func isIdle(now: Double, after seconds: Double) -> Bool {
-        room.memberCount == 0 && pendingWrites == 0 && now - lastActivity > seconds
+    /// Retires this actor if nobody watches it and nothing happened for a while. A caller that
+    /// still holds it afterwards gets `unavailable` and retries with a fresh actor.
+    func retireIfIdle(now: Double, after seconds: Double) -> Bool {
+        guard room.memberCount == 0, pendingWrites == 0, now - lastActivity > seconds else { return false }
+        retired = true
+        return true
     }
 
     func removed() {

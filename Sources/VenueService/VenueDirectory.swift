@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Realtime
 import Storage
+import Synchronization
 import Venues
 
 /// All venues: registration, profiles, search, check-ins, and the live actor of each venue
@@ -22,7 +23,9 @@ public actor VenueDirectory<Sink: PushSink> {
     let store: Store
     let sink: Sink
     let configuration: Configuration
-    private var live: [String: VenueActor<Sink>] = [:]
+    /// Live venue actors. Behind a lock rather than this actor's isolation so that finding a
+    /// venue (every vote does) never queues behind another venue's work on this actor.
+    private let liveActors = Mutex<[String: VenueActor<Sink>]>([:])
 
     public init(store: Store, sink: Sink, configuration: Configuration) {
         self.store = store
@@ -79,7 +82,7 @@ public actor VenueDirectory<Sink: PushSink> {
                 """, arguments: [record.name, record.address, record.postcode, record.city, record.country, record.lat, record.lon,
                                  record.searchText, id])
         }
-        await live[id]?.publish(event: "venue.updated", data: ["venue": record.json])
+        await liveActor(id)?.publish(event: "venue.updated", data: ["venue": record.json])
         return record
     }
 
@@ -97,7 +100,7 @@ public actor VenueDirectory<Sink: PushSink> {
         try await write { db in
             try db.execute(sql: "UPDATE venue SET deleted_at = ? WHERE id = ?", arguments: [Date().timeIntervalSince1970, id])
         }
-        if let actor = live.removeValue(forKey: id) { await actor.removed() }
+        if let actor = liveActors.withLock({ $0.removeValue(forKey: id) }) { await actor.removed() }
     }
 
     /// UC6: venues whose name or address contains the query, case- and accent-insensitively.
@@ -134,7 +137,7 @@ public actor VenueDirectory<Sink: PushSink> {
                            arguments: [venue, user, Date().timeIntervalSince1970])
             return try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM checkin WHERE venue_id = ?", arguments: [venue]) ?? 0
         }
-        await live[venue]?.publish(event: "presence.changed", data: ["checkedIn": .int(count)])
+        await liveActor(venue)?.publish(event: "presence.changed", data: ["checkedIn": .int(count)])
         return count
     }
 
@@ -169,8 +172,13 @@ public actor VenueDirectory<Sink: PushSink> {
     // MARK: Live venues
 
     /// The venue's actor, created (and its state loaded) on first use.
-    public func actor(for id: String) async throws(ProtocolError) -> VenueActor<Sink> {
-        if let a = live[id] { return a }
+    public nonisolated func actor(for id: String) async throws(ProtocolError) -> VenueActor<Sink> {
+        if let a = liveActor(id) { return a }
+        return try await makeActor(id)
+    }
+
+    private func makeActor(_ id: String) async throws(ProtocolError) -> VenueActor<Sink> {
+        if let a = liveActor(id) { return a }
         let record = try await venue(id)
         let state = try await read { db in
             try String.fetchOne(db, sql: "SELECT state FROM jukebox WHERE venue_id = ?", arguments: [id])
@@ -183,24 +191,24 @@ public actor VenueDirectory<Sink: PushSink> {
                 throw ProtocolError(.internal, "the stored playlist of \(id) cannot be read")
             }
         }
-        if let a = live[id] { return a } // another call made it while we read
+        if let a = liveActor(id) { return a } // another call made it while we read
         let a = VenueActor<Sink>(venue: record, jukebox: jukebox, directory: self, store: store, sink: sink,
                                  history: configuration.history)
-        live[id] = a
+        liveActors.withLock { $0[id] = a }
         return a
     }
 
     /// The venue's actor if it is live (closing connections use this: no actor is made for them).
-    public func liveActor(_ id: String) -> VenueActor<Sink>? { live[id] }
+    public nonisolated func liveActor(_ id: String) -> VenueActor<Sink>? { liveActors.withLock { $0[id] } }
 
     /// Retires venue actors with no members that have been idle for a while.
     public func retireIdle(now: Double) async {
-        for (id, a) in live where await a.isIdle(now: now, after: configuration.retireAfterSeconds) {
-            live[id] = nil
+        for (id, a) in liveActors.withLock({ $0 }) where await a.retireIfIdle(now: now, after: configuration.retireAfterSeconds) {
+            liveActors.withLock { _ = $0.removeValue(forKey: id) }
         }
     }
 
-    public var liveCount: Int { live.count }
+    public nonisolated var liveCount: Int { liveActors.withLock { $0.count } }
 
     // MARK: Storage helpers
 

@@ -9,6 +9,9 @@ enum AccountOps {
                 username: try r.args.string("username", maxLength: 64), email: try r.args.string("email", maxLength: 254),
                 password: try r.args.string("password", maxLength: 1024),
                 confirmation: try r.args.optionalString("passwordConfirmation", maxLength: 1024))
+            // Signed up is logged in, as after account.login.
+            let (_, claims) = try await session.services.accounts.authenticate(token)
+            await session.authenticated(user, claims: claims)
             return ["user": user.json, "token": .string(token)]
         },
         Operation(name: "account.login", opClass: .auth, needsAuth: false) { session, r throws(ProtocolError) in

@@ -63,6 +63,14 @@ actor Session {
         if op.needsAuth && user == nil {
             return send(Envelope.failure(id: request.id, error: .unauthorized("log in or send auth first")))
         }
+        if let claims, claims.expires <= Date().timeIntervalSince1970 {
+            // protocol.md: 4002 token expired; the client logs in again and reconnects.
+            send(Envelope.failure(id: request.id, error: .unauthorized("token expired")))
+            user = nil
+            self.claims = nil
+            handle.close(code: .tokenExpired, reason: "token expired")
+            return
+        }
         do {
             if let result = try await op.run(self, request) {
                 send(Envelope.success(id: request.id, result: result))

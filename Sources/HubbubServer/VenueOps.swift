@@ -127,8 +127,8 @@ enum VenueOps {
                 let me = try await session.requireUser()
                 let venue = try r.args.string("venue", maxLength: 64)
                 let other = try r.args.string("user", maxLength: 64)
-                guard try await session.services.accounts.user(other) != nil else { throw .notFound("no user \(other)") }
-                try await venues.addOwner(other, to: venue, by: me.id)
+                let accounts = session.services.accounts
+                try await venues.addOwner(other, to: venue, by: me.id) { id in ((try? await accounts.user(id)) ?? nil) != nil }
                 return ["venue": .string(venue), "owner": .string(other)]
             },
             Operation(name: "venue.checkin", opClass: .write, needsAuth: true) { session, r throws(ProtocolError) in

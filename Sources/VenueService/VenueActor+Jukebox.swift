@@ -88,12 +88,15 @@ extension VenueActor {
 
     public func request(by user: String, track: Track) async throws(ProtocolError) -> JSON {
         let now = Date().timeIntervalSince1970
+        let wasQueued = jukebox.contains(track.uri)
         try apply(cause: ["action": "request", "by": .string(user), "track": .string(track.uri)]) {
             try $0.request(user: user, track: track, now: now)
         }
-        // A request carries the requester's vote: it shows in both of the user's lists (UC14, UC15).
-        try await persist([TrackActionRow(user: user, kind: "request", track: track, at: now),
-                           TrackActionRow(user: user, kind: "vote", track: track, at: now)])
+        // A request carries the requester's vote: it shows in both of the user's lists (UC14, UC15);
+        // requesting a track already queued is just a vote.
+        var rows = [TrackActionRow(user: user, kind: "vote", track: track, at: now)]
+        if !wasQueued { rows.append(TrackActionRow(user: user, kind: "request", track: track, at: now)) }
+        try await persist(rows)
         return ["track": track.json, "votes": .int(jukebox.votes[track.uri] ?? 0)]
     }
 
@@ -199,7 +202,10 @@ extension Track {
     /// A `Track` argument: `{uri, title, artist, explicit, durationMs?, coverUrl?}`; errors name the field.
     public init(args: Args, field: String) throws(ProtocolError) {
         func text(_ k: String) throws(ProtocolError) -> String {
-            do { return try args.string(k, maxLength: 500) } catch { throw .badRequest("\(field).\(error.message.replacingOccurrences(of: "field ", with: ""))") }
+            guard args.has(k) else { throw .badRequest("missing field \(field).\(k)") }
+            do { return try args.string(k, maxLength: 500) } catch {
+                throw ProtocolError(error.code, error.message.replacingOccurrences(of: "field \(k)", with: "field \(field).\(k)"))
+            }
         }
         let uri = try text("uri"), title = try text("title"), artist = try text("artist")
         let explicit: Bool

@@ -73,6 +73,12 @@ public actor VenueActor<Sink: PushSink> {
         }
     }
 
+    /// The profile changed (venue.update): keep the live copy current and tell the room.
+    func updated(_ record: VenueRecord) {
+        venue = record
+        publish(event: "venue.updated", data: ["venue": record.json])
+    }
+
     public func unsubscribe(_ member: Member) {
         room.leave(member)
         lastActivity = Date().timeIntervalSince1970

@@ -82,13 +82,14 @@ public actor VenueDirectory<Sink: PushSink> {
                 """, arguments: [record.name, record.address, record.postcode, record.city, record.country, record.lat, record.lon,
                                  record.searchText, id])
         }
-        await liveActor(id)?.publish(event: "venue.updated", data: ["venue": record.json])
+        await liveActor(id)?.updated(record)
         return record
     }
 
     /// Adds a co-owner (owners only).
-    public func addOwner(_ user: String, to venue: String, by owner: String) async throws(ProtocolError) {
+    public func addOwner(_ user: String, to venue: String, by owner: String, userExists: @Sendable (String) async -> Bool) async throws(ProtocolError) {
         try await requireOwner(owner, of: venue, to: "add an owner")
+        guard await userExists(user) else { throw .notFound("no user \(user)") }
         try await write { db in
             try db.execute(sql: "INSERT OR IGNORE INTO venue_owner (venue_id, user_id) VALUES (?, ?)", arguments: [venue, user])
         }

@@ -215,4 +215,21 @@ final class VenueUseCaseTests: XCTestCase {
         _ = try await owner.ok("venue.owner.add", ["venue": .string(v), "user": .string(patronID)])
         _ = try await patron.ok("venue.playlist.clearVotes", ["venue": .string(v)])
     }
+
+    func testUC17EditIsPushedAndShowsInLaterSnapshots() async throws {
+        let (owner, _) = try await user("owner")
+        let v = try await venueWithPlaylist(owner)
+        _ = try await owner.ok("subscribe", ["room": .string("venue:\(v)")])
+        _ = try await owner.ok("venue.update", ["venue": .string(v), "name": "Renamed Bar"])
+        let pushes = try await owner.waitForPushes(1)
+        XCTAssertEqual(pushes.last?["event"]?.string, "venue.updated")
+        XCTAssertEqual(pushes.last?["data"]?["venue"]?["name"]?.string, "Renamed Bar")
+        let blank = try await owner.call("venue.update", ["venue": .string(v), "city": " "])
+        XCTAssertTrue(blank["error"]?["message"]?.string?.contains("all fields have to be filled in") ?? false, "UC17 8a")
+        let (patron, _) = try await user("patron")
+        let sub = try await patron.ok("subscribe", ["room": .string("venue:\(v)")])
+        XCTAssertEqual(sub["snapshot"]?["venue"]?["name"]?.string, "Renamed Bar", "the live venue sees the edit")
+        let missing = try await patron.call("venue.request", ["venue": .string(v), "track": ["title": "x", "artist": "y"]])
+        XCTAssertEqual(missing["error"]?["message"]?.string, "missing field track.uri")
+    }
 }

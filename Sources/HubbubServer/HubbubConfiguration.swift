@@ -36,7 +36,7 @@ public struct HubbubConfiguration: Sendable, Equatable {
         public var tokenSecret = ""
         public var tokenLifetimeHours = 720
         /// PBKDF2-HMAC-SHA-256 iterations for new passwords.
-        public var pbkdf2Iterations = 100_000
+        public var kdfIterations = 100_000
         public var passwordMinLength = 8
     }
 
@@ -162,12 +162,41 @@ extension HubbubConfiguration {
                 throw ConfigurationError(key: "config", problem: "cannot read \(file): \(error)")
             }
         }
-        return try HubbubConfiguration(reader: ConfigReader(providers: providers))
+        let log = KeyLog()
+        let configuration = try HubbubConfiguration(reader: ConfigReader(providers: providers), log: log)
+        // A misspelt option must not be ignored silently: every --flag has to name a known key.
+        let known = Set(log.keys.map(cliName)).union(["config", "help"])
+        for argument in arguments.dropFirst() where argument.hasPrefix("--") {
+            let name = String(argument.dropFirst(2).split(separator: "=", maxSplits: 1).first ?? "")
+            guard known.contains(name) else {
+                throw ConfigurationError(key: name, problem: "unknown option --\(name) (see --help and config/hubbub.json)")
+            }
+        }
+        return configuration
     }
 
-    init(reader r: ConfigReader) throws {
+    /// The command-line form of a key, as swift-configuration spells it: `limits.maxHeaders` → `limits-max-headers`.
+    static func cliName(_ key: String) -> String {
+        key.split(separator: ".").map { part -> String in
+            var out = ""
+            var previous: Character?
+            for c in part {
+                if let p = previous, p.isLowercase, c.isUppercase { out.append("-") }
+                out.append(c)
+                previous = c
+            }
+            return out.lowercased()
+        }.joined(separator: "-")
+    }
+
+    /// The keys a configuration read, so unknown options can be refused.
+    final class KeyLog: @unchecked Sendable {
+        var keys: [String] = []
+    }
+
+    init(reader r: ConfigReader, log: KeyLog = KeyLog()) throws {
         self.init()
-        let v = Values(reader: r)
+        let v = Values(reader: r, log: log)
         try v.string("host", &host)
         try v.int("port", &port, 0...65535)
         try v.int("tls.port", &tls.port, 0...65535)
@@ -200,10 +229,11 @@ extension HubbubConfiguration {
         try v.int("deflate.memoryLevel", &deflate.memoryLevel, 1...9)
         try v.int("deflate.level", &deflate.level, 1...9)
         try v.int("deflate.minimumSize", &deflate.minimumSize, 0...(1 << 30))
+        log.keys.append("allowedOrigins")
         if let origins = r.stringArray(forKey: "allowedOrigins") { allowedOrigins = origins }
         try v.string("auth.tokenSecret", &auth.tokenSecret)
         try v.int("auth.tokenLifetimeHours", &auth.tokenLifetimeHours, 1...87_600)
-        try v.int("auth.pbkdf2Iterations", &auth.pbkdf2Iterations, 1...10_000_000)
+        try v.int("auth.kdfIterations", &auth.kdfIterations, 1...10_000_000)
         try v.int("auth.passwordMinLength", &auth.passwordMinLength, 1...256)
         try v.double("rateLimits.authPerSecond", &rateLimits.authPerSecond)
         try v.int("rateLimits.authBurst", &rateLimits.authBurst, 1...1_000_000)
@@ -228,12 +258,15 @@ extension HubbubConfiguration {
     /// Typed reads that refuse a value of the wrong type instead of silently using the default.
     private struct Values {
         let reader: ConfigReader
+        let log: KeyLog
 
         func string(_ key: String, _ target: inout String) throws {
+            log.keys.append(key)
             if let s = reader.string(forKey: ConfigKey(key)) { target = s }
         }
 
         func int(_ key: String, _ target: inout Int, _ range: ClosedRange<Int>) throws {
+            log.keys.append(key)
             if let i = reader.int(forKey: ConfigKey(key)) {
                 guard range.contains(i) else {
                     throw ConfigurationError(key: key, problem: "\(i) is outside \(range.lowerBound)...\(range.upperBound)")
@@ -245,6 +278,7 @@ extension HubbubConfiguration {
         }
 
         func double(_ key: String, _ target: inout Double) throws {
+            log.keys.append(key)
             if let d = reader.double(forKey: ConfigKey(key)) {
                 guard d > 0, d.isFinite else { throw ConfigurationError(key: key, problem: "\(d) must be a positive number") }
                 target = d
@@ -254,6 +288,7 @@ extension HubbubConfiguration {
         }
 
         func bool(_ key: String, _ target: inout Bool) throws {
+            log.keys.append(key)
             if let b = reader.bool(forKey: ConfigKey(key)) {
                 target = b
             } else if let s = reader.string(forKey: ConfigKey(key)) {

@@ -30,7 +30,7 @@ public final class HubbubServer: Sendable {
         store = try Store(configuration: .init(directory: configuration.dataDir), migrations: HubbubServer.migrations(),
                           logger: logger)
         var accountConfig = AccountService.Configuration()
-        accountConfig.pbkdf2Iterations = configuration.auth.pbkdf2Iterations
+        accountConfig.pbkdf2Iterations = configuration.auth.kdfIterations
         accountConfig.passwordMinLength = configuration.auth.passwordMinLength
         accountConfig.tokenLifetimeSeconds = Double(configuration.auth.tokenLifetimeHours) * 3600
         let accounts = try AccountService(store: store, secret: try HubbubServer.tokenSecret(configuration), configuration: accountConfig)

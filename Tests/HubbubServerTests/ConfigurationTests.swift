@@ -42,6 +42,17 @@ final class ConfigurationTests: XCTestCase {
             XCTAssertEqual(e.key, "deflate.serverMaxWindowBits")
         }
         do {
+            _ = try await HubbubConfiguration.load(arguments: ["hubbub", "--limits-max-headrs", "10"], environment: [:])
+            XCTFail("a misspelt option must be refused")
+        } catch let e as ConfigurationError {
+            XCTAssertEqual(e.key, "limits-max-headrs")
+        }
+        let spelled = try await HubbubConfiguration.load(arguments: ["hubbub", "--auth-kdf-iterations", "5", "--limits-max-connections-per-ip=7",
+                                                                     "--rate-limits-write-per-second", "2.5"], environment: [:])
+        XCTAssertEqual(spelled.auth.kdfIterations, 5)
+        XCTAssertEqual(spelled.limits.maxConnectionsPerIp, 7)
+        XCTAssertEqual(spelled.rateLimits.writePerSecond, 2.5)
+        do {
             _ = try await HubbubConfiguration.load(arguments: ["hubbub", "--tls-port", "8443"], environment: [:])
             XCTFail("a TLS port without certificate must be refused")
         } catch let e as ConfigurationError {

@@ -19,7 +19,7 @@ public final class TestServer: @unchecked Sendable {
         config.eventLoops = 2
         config.dataDir = dataDir ?? NSTemporaryDirectory() + "hubbub-test-\(UUID().uuidString)"
         config.logLevel = "warning"
-        config.auth.pbkdf2Iterations = 1000 // fast tests; the KDF itself is the same
+        config.auth.kdfIterations = 1000 // fast tests; the KDF itself is the same
         config.rateLimits.authBurst = 1000
         config.rateLimits.readBurst = 10_000
         config.rateLimits.writeBurst = 10_000

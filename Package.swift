@@ -101,6 +101,7 @@ let package = Package(
         ], path: "Tests/TestSupport"),
         .testTarget(name: "WebSocketTests", dependencies: ["WebSocket"]),
         .testTarget(name: "VenuesTests", dependencies: ["Venues"]),
+        .testTarget(name: "VenueServiceTests", dependencies: ["VenueService", "Venues"]),
         .testTarget(name: "RealtimeTests", dependencies: ["Realtime", "WebSocket"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "HubbubClient", "WebSocket", "HubbubTestSupport"]),

@@ -115,13 +115,7 @@ public actor VenueActor<Sink: PushSink> {
             waiters = []
             unsavedActions = []
             unsaved = false
-            let state: String
-            do {
-                state = String(decoding: try JSONEncoder().encode(jukebox.records), as: UTF8.self)
-            } catch {
-                for w in waiting { w.resume(throwing: error) }
-                continue
-            }
+            let state = jukebox.records.storedJSON
             let id = venue.id
             do {
                 try await store.write { db in

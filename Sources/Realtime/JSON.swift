@@ -68,6 +68,12 @@ public enum JSON: Sendable, Equatable {
 
     static func encodeString(_ s: String, into out: inout String) {
         out += "\""
+        // Most strings (ids, uris, titles) need no escaping: append them whole.
+        if !s.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) {
+            out += s
+            out += "\""
+            return
+        }
         for scalar in s.unicodeScalars {
             switch scalar {
             case "\"": out += "\\\""

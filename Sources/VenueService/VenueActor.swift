@@ -115,13 +115,14 @@ public actor VenueActor<Sink: PushSink> {
             waiters = []
             unsavedActions = []
             unsaved = false
-            let state = jukebox.records.storedJSON
+            // Encoded on the store's writer thread, not here: the venue keeps taking votes meanwhile.
+            let records = jukebox.records
             let id = venue.id
             do {
                 try await store.write { db in
                     let now = Date().timeIntervalSince1970
                     try db.execute(sql: "INSERT OR REPLACE INTO jukebox (venue_id, state, updated_at) VALUES (?, ?, ?)",
-                                   arguments: [id, state, now])
+                                   arguments: [id, records.storedJSON, now])
                     for a in actions {
                         try db.execute(sql: "INSERT INTO track_action (user_id, venue_id, kind, uri, title, artist, at) VALUES (?, ?, ?, ?, ?, ?, ?)",
                                        arguments: [a.user, id, a.kind, a.track.uri, a.track.title, a.track.artist, a.at])

@@ -250,9 +250,21 @@ final class Patron: WebSocketHandler, @unchecked Sendable {
 
     /// "user|track" from a push's `"cause":{"action":"…","by":"…","track":"…"}` (nil when it has none).
     static func cause(_ bytes: [UInt8]) -> String? {
-        guard let r = bytes.firstRange(of: causeMarker) else { return nil }
+        // The cause is the last field of the push: look for it from the end (memrchr-style), which
+        // keeps the load client cheap per push however long the order list is.
+        let m = causeMarker
+        var start = bytes.count - m.count
+        var found = -1
+        while start >= 0 {
+            if bytes[start] == m[0] && bytes[start + 1] == m[1] && bytes[start..<(start + m.count)].elementsEqual(m) {
+                found = start
+                break
+            }
+            start -= 1
+        }
+        guard found >= 0 else { return nil }
         var fields: [String] = []
-        var i = r.upperBound
+        var i = found + m.count
         while fields.count < 3, i < bytes.count {
             // each value is a JSON string without escapes (ids and uris of the load test)
             guard let end = bytes[i...].firstIndex(of: UInt8(ascii: "\"")) else { return nil }

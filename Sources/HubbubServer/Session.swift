@@ -13,7 +13,6 @@ actor Session {
     private(set) var user: AccountService.User?
     private var claims: Tokens.Claims?
     private var limiter: RateLimiter
-    private var closed = false
     /// Rooms this connection is subscribed to.
     private var rooms: Set<String> = []
 
@@ -32,7 +31,6 @@ actor Session {
     }
 
     private func connectionClosed() async {
-        closed = true
         let left = rooms
         rooms = []
         await services.leave(left, handle)

@@ -38,7 +38,6 @@ public final class EventLoop: @unchecked Sendable {
 
     private var stopDeadline: UInt64?
     private var running = true
-    private let done = Mutex<Bool>(false)
 
     struct SharedState: Sendable {
         let application: (any ServerApplication)?
@@ -149,7 +148,6 @@ public final class EventLoop: @unchecked Sendable {
             }
             flushDirty()
         }
-        done.withLock { $0 = true }
     }
 
     @inline(__always) func connection(_ fd: Int32) -> WebSocketConnection? {
@@ -317,8 +315,6 @@ public final class EventLoop: @unchecked Sendable {
             loop.flushDirty()
         }
     }
-
-    var isDone: Bool { done.withLock { $0 } }
 
     /// Ends the loop at once (tests and clients).
     func stop() { execute { $0.running = false } }

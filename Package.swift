@@ -88,8 +88,13 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
 
+        // The load-test harness's logic, I/O-free: scenarios, rate schedules, push validation, reports.
+        .target(name: "LoadHarness", dependencies: [
+            "Realtime",
+            .product(name: "Histogram", package: "hdrhistogram-swift"),
+        ], path: "loadtest/Sources/LoadHarness"),
         .executableTarget(name: "hubbub-load", dependencies: [
-            "HubbubClient", "Transport", "WebSocket", "CLinux", "Realtime",
+            "LoadHarness", "HubbubClient", "Transport", "WebSocket", "CLinux", "Realtime",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Histogram", package: "hdrhistogram-swift"),
         ], path: "loadtest/Sources/hubbub-load"),
@@ -102,6 +107,7 @@ let package = Package(
         .testTarget(name: "WebSocketTests", dependencies: ["WebSocket"]),
         .testTarget(name: "VenuesTests", dependencies: ["Venues"]),
         .testTarget(name: "VenueServiceTests", dependencies: ["VenueService", "Venues"]),
+        .testTarget(name: "LoadHarnessTests", dependencies: ["LoadHarness", "Realtime"]),
         .testTarget(name: "RealtimeTests", dependencies: ["Realtime", "WebSocket"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "HubbubClient", "WebSocket", "HubbubTestSupport"]),

@@ -193,6 +193,21 @@ long clinux_raise_nofile(void) {
     getrlimit(RLIMIT_NOFILE, &rl);
     return (long)rl.rlim_cur;
 }
+long clinux_raise_nofile_to(long want) {
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0) return -1;
+    if ((long)rl.rlim_max < want) {
+        /* Only root (CAP_SYS_RESOURCE) may raise the hard limit, and not past fs.nr_open. */
+        struct rlimit up = { (rlim_t)want, (rlim_t)want };
+        if (setrlimit(RLIMIT_NOFILE, &up) == 0) return want;
+    }
+    if ((long)rl.rlim_cur < want) {
+        rl.rlim_cur = (long)rl.rlim_max < want ? rl.rlim_max : (rlim_t)want;
+        setrlimit(RLIMIT_NOFILE, &rl);
+        getrlimit(RLIMIT_NOFILE, &rl);
+    }
+    return (long)rl.rlim_cur;
+}
 long clinux_rss_kb(void) {
     FILE *f = fopen("/proc/self/statm", "r");
     if (!f) return -1;

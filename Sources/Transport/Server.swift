@@ -26,6 +26,14 @@ public final class Server: Sendable {
         self.configuration = configuration
         self.metrics = metrics
         self.logger = logger
+        // Every connection is a descriptor: ask for room for the configured maximum (plus the
+        // store, listeners and loops); root may raise the hard limit, others get what they have.
+        let wanted = configuration.maxConnections + 1024
+        let limit = clinux_raise_nofile_to(wanted)
+        if limit < wanted {
+            logger.warning("file descriptor limit is below limits.maxConnections", metadata: [
+                "limit": "\(limit)", "maxConnections": "\(configuration.maxConnections)"])
+        }
         let shared = EventLoop.SharedState(application: application, tls: configuration.tls,
                                            limiter: ConnectionLimiter(maxTotal: configuration.maxConnections,
                                                                       maxPerIP: configuration.maxConnectionsPerIP),

@@ -470,6 +470,10 @@ public final class WebSocketConnection {
         deadline = min(deadline, loop.now + 2_000_000_000)
     }
 
+    /// Drops the TCP connection without a close handshake, as a lost network would (the load
+    /// harness's reconnect storms); the handler sees 1006.
+    public func drop() { closeNow(code: .abnormal, reason: "dropped") }
+
     /// Ends the connection at once (shutdown deadline): one that was closing keeps its close code.
     func abort(reason: String) {
         if phase == .closing || phase == .lingering { closeNow(code: closeCode, reason: closeReason) } else { closeNow(code: .goingAway, reason: reason) }

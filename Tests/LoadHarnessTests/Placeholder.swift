@@ -1,0 +1,3 @@
+import XCTest
+@testable import LoadHarness
+final class PlaceholderTests: XCTestCase {}

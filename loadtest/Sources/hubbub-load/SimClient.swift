@@ -1,0 +1,216 @@
+import Foundation
+import HubbubClient
+import LoadHarness
+import Realtime
+import Synchronization
+import Transport
+import WebSocket
+
+/// When each guest action was sent, by its cause (who, what, which track): how a push is timed
+/// at every subscriber that receives it.
+final class ActionTiming: Sendable {
+    private let sent = Mutex<[PushCause: UInt64]>([:])
+    func record(_ cause: PushCause, at nanos: UInt64) { sent.withLock { $0[cause] = nanos } }
+    func sentAt(_ cause: PushCause) -> UInt64? { sent.withLock { $0[cause] } }
+}
+
+/// One simulated client speaking Hubbub's JSON protocol over a real WebSocket: requests with
+/// replies, and every push of its room validated (seq, epoch, queue order and counts) and timed.
+/// Loop-confined: everything but `connect` and `call` runs on its loop's thread.
+final class SimClient: WebSocketHandler, @unchecked Sendable {
+    let index: Int
+    let fleet: ClientFleet
+    let loop: EventLoop
+    let meter: LoopMeter
+    let timing: ActionTiming
+    private(set) var connection: WebSocketConnection?
+    private var waiting: [Int: (JSON) -> Void] = [:]
+    private var nextID = 1
+    /// Set when the harness closes or drops the connection itself (not counted as a failure).
+    var closingOnPurpose = false
+    var onClose: ((SimClient) -> Void)?
+
+    var token = ""
+    var userID = ""
+    var userHash: UInt64 = 0
+    /// The room subscribed to (nil: none yet) and what is known about it.
+    private(set) var room: String?
+    private var roomHash: UInt64 = 0
+    var validator = PushValidator()
+    var subscribed = false
+    /// After a recovered re-subscribe: pushes up to this seq are replays of missed ones.
+    private var replayUntil = 0
+    /// Tracks this client voted for (it never votes twice for one).
+    var voted: Set<UInt64> = []
+
+    init(index: Int, fleet: ClientFleet, timing: ActionTiming) {
+        self.index = index
+        self.fleet = fleet
+        loop = fleet.loop(index)
+        meter = fleet.meter(index)
+        self.timing = timing
+    }
+
+    /// Opens the WebSocket (from this client's source address).
+    func connect() async throws {
+        closingOnPurpose = false
+        subscribed = false
+        let options = fleet.options(index)
+        try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, Error>) in
+            loop.connect(options, makeHandler: { _ in self }) { result in
+                switch result {
+                case .success(let c):
+                    self.connection = c // on the loop thread, before any message can arrive
+                    self.fleet.open.add(1, ordering: .relaxed)
+                    done.resume()
+                case .failure(let e): done.resume(throwing: e)
+                }
+            }
+        }
+    }
+
+    /// Sends a request and waits for its reply (a closed connection replies `closed`).
+    func call(_ op: String, _ args: JSON) async -> JSON {
+        await withCheckedContinuation { done in
+            loop.execute { _ in self.send(op, args) { done.resume(returning: $0) } }
+        }
+    }
+
+    /// The reply's result, or a LoadError naming the op and the error.
+    func ok(_ op: String, _ args: JSON) async throws -> JSON {
+        let r = await call(op, args)
+        guard r["ok"] == .bool(true), let result = r["result"] else {
+            throw LoadError("\(op): \(r["error"]?["code"]?.encoded ?? r.encoded)")
+        }
+        return result
+    }
+
+    /// Sends a request; `reply` runs on the loop with the reply. Loop thread only.
+    func send(_ op: String, _ args: JSON, reply: @escaping (JSON) -> Void) {
+        guard let connection else { return reply(Self.closedReply) }
+        let id = nextID
+        nextID += 1
+        waiting[id] = reply
+        connection.send(text: JSON.object([("id", .int(id)), ("op", .string(op)), ("args", args)]).encoded)
+    }
+
+    static let closedReply: JSON = ["ok": false, "error": ["code": "closed", "message": "connection closed"]]
+
+    /// Signs up (through the protocol) and keeps the token and user id.
+    func signup(_ name: String) async throws {
+        let r = try await ok("account.signup", ["username": .string(name), "email": .string("\(name)@load.test"),
+                                                "password": "load-pass-1"])
+        guard case .string(let t)? = r["token"], case .string(let id)? = r["user"]?["id"] else { throw LoadError("account.signup: no token") }
+        token = t
+        userID = id
+        userHash = nameHash(id)
+    }
+
+    func auth() async throws { _ = try await ok("auth", ["token": .string(token)]) }
+
+    /// Subscribes to `room`, with `since` when this client knew it already and `withSince`.
+    /// Returns whether the server recovered the missed pushes (nil: no `since` was sent).
+    @discardableResult
+    func subscribe(_ name: String, withSince: Bool) async throws -> Bool? {
+        let knows = room == name && validator.epoch != nil
+        var args: [(String, JSON)] = [("room", .string(name))]
+        if withSince && knows, let epoch = validator.epoch {
+            args.append(("since", ["seq": .int(validator.seq), "epoch": .string(epoch)]))
+        }
+        let sentSince = args.count == 2
+        let request = JSON.object(args)
+        // The reply and the missed pushes are handled on the loop, in arrival order: the reply's
+        // handler must run before the first push after it, so it is applied there, not here.
+        let r: JSON = await withCheckedContinuation { done in
+            loop.execute { _ in
+                self.room = name
+                self.roomHash = nameHash(name)
+                self.send("subscribe", request) { reply in
+                    self.applySubscribe(reply, sentSince: sentSince)
+                    done.resume(returning: reply)
+                }
+            }
+        }
+        guard r["ok"] == .bool(true), let result = r["result"] else { throw LoadError("subscribe: \(r["error"]?["code"]?.encoded ?? r.encoded)") }
+        return sentSince ? result["recovered"] == .bool(true) : nil
+    }
+
+    private func applySubscribe(_ reply: JSON, sentSince: Bool) {
+        guard reply["ok"] == .bool(true), let result = reply["result"], case .string(let epoch)? = result["epoch"],
+              case .int(let seq)? = result["seq"] else { return }
+        subscribed = true
+        if sentSince && result["recovered"] == .bool(true) {
+            replayUntil = seq
+            meter.now.violations += validator.recovered(epoch: epoch)
+            return
+        }
+        replayUntil = 0
+        let state = result["snapshot"]?["playlist"].flatMap(QueueState.from(playlistState:))
+        validator.reset(epoch: epoch, seq: seq, queue: state?.queue, nowPlaying: state?.nowPlaying)
+    }
+
+    // MARK: WebSocketHandler (loop thread)
+
+    func onMessage(_ message: Message, connection: WebSocketConnection) {
+        let data = message.data
+        // A push starts with {"room": a reply with {"id": (the server's field order).
+        if data.count > 8, data[2] == UInt8(ascii: "r") {
+            return onPush(data)
+        }
+        guard let m = try? JSONParser.parse(data), case .int(let id)? = m["id"], let w = waiting.removeValue(forKey: id) else {
+            meter.now.errors["unreadable_message", default: 0] += 1
+            return
+        }
+        w(m)
+    }
+
+    private func onPush(_ data: [UInt8]) {
+        let now = Clock.nanos()
+        guard let push = PushScanner.scan(data) else {
+            meter.now.errors["unreadable_push", default: 0] += 1
+            return
+        }
+        guard subscribed, push.room == roomHash else { return }
+        meter.now.violations += validator.receive(push)
+        if push.event == .playlistSnapshot, let parsed = try? JSONParser.parse(Array(data[push.data])),
+           let state = QueueState.from(playlistState: parsed) {
+            validator.adoptSnapshot(queue: state.queue, nowPlaying: state.nowPlaying)
+        }
+        if push.seq <= replayUntil {
+            meter.now.replayed += 1
+            return
+        }
+        meter.now.received += 1
+        if let cause = push.cause, let sent = timing.sentAt(cause), now > sent {
+            meter.now.recordLatency(nanos: now - sent)
+        }
+    }
+
+    func onClose(code: CloseCode, reason: String, connection: WebSocketConnection) {
+        fleet.open.subtract(1, ordering: .relaxed)
+        if !closingOnPurpose { meter.now.closes["\(code.rawValue)", default: 0] += 1 }
+        self.connection = nil
+        subscribed = false
+        let w = waiting
+        waiting = [:]
+        for (_, r) in w { r(Self.closedReply) }
+        onClose?(self)
+    }
+
+    /// Closes normally (a patron leaving). Loop thread only.
+    func leave() {
+        closingOnPurpose = true
+        connection?.close(code: .normal, reason: "bye")
+    }
+
+    /// Drops the TCP connection without a close handshake (a lost network). Loop thread only.
+    func dropConnection() {
+        closingOnPurpose = true
+        connection?.drop()
+    }
+}
+
+struct LoadError: Error, CustomStringConvertible {
+    var description: String
+    init(_ d: String) { description = d }
+}

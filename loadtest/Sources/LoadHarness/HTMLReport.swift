@@ -80,7 +80,14 @@ public enum HTMLReport {
         return out
     }
 
-    static func format(_ v: Double) -> String { v == v.rounded() && abs(v) < 1e15 ? String(Int(v)) : String(format: "%.2f", v) }
+    /// At most two decimals, without trailing zeros.
+    static func format(_ v: Double) -> String {
+        if v == v.rounded() && abs(v) < 1e15 { return String(Int(v)) }
+        var s = String(format: "%.2f", v)
+        while s.hasSuffix("0") { s.removeLast() }
+        if s.hasSuffix(".") { s.removeLast() }
+        return s
+    }
 }
 
 /// A line chart as inline SVG: axes with round ticks, one polyline per series, a legend.
@@ -140,13 +147,13 @@ public struct SVGChart {
     private func f(_ v: Double) -> String { String(Int((v * 10).rounded())) .withDecimal }
 
     /// The smallest 1, 2 or 5 × 10^n at or above `v`.
-    static func niceCeiling(_ v: Double) -> Double {
+    public static func niceCeiling(_ v: Double) -> Double {
         let p = pow10(floorLog10(v))
         for m in [1.0, 2.0, 5.0, 10.0] where m * p >= v { return m * p }
         return 10 * p
     }
 
-    static func tick(_ v: Double) -> String {
+    public static func tick(_ v: Double) -> String {
         if v >= 1_000_000 { return HTMLReport.format((v / 100_000).rounded() / 10) + "M" }
         if v >= 10_000 { return HTMLReport.format((v / 100).rounded() / 10) + "k" }
         return v >= 10 || v == 0 ? String(Int(v.rounded())) : HTMLReport.format((v * 100).rounded() / 100)

@@ -10,6 +10,12 @@ public struct ServerSample: Sendable, Equatable, Codable {
     /// CPU used since the previous sample, in percent of one core (200 = both cores of this machine).
     public var cpuPercent: Double
     public var rssKB: Int
+
+    public init(t: Double, cpuPercent: Double, rssKB: Int) {
+        self.t = t
+        self.cpuPercent = cpuPercent
+        self.rssKB = rssKB
+    }
 }
 
 /// Samples a process on this machine from /proc (the server under test, or the harness itself).

@@ -3,8 +3,9 @@
 #   1. installs what the build and tests need (Debian packages, a Python venv),
 #   2. one release build of everything (server, load generator, test targets),
 #   3. swift test (codec unit tests, transport and server integration tests),
-#   4. interop with Python's websockets library (ws/wss, with and without compression), and
-#      kill -9 during a vote storm (nothing acknowledged lost, nothing counted twice),
+#   4. interop with Python's websockets library (ws/wss, with and without compression),
+#      kill -9 during a vote storm (nothing acknowledged lost, nothing counted twice), and the
+#      load harness end to end (the smoke scenario's thresholds, comparison mode, exit status),
 #   5. the whole Autobahn|Testsuite (kosoku) against /echo,
 #   6. headless Chromium against /echo over ws:// and wss://,
 #   7. a short libFuzzer run over the parsers.
@@ -27,6 +28,9 @@ scripts/test-interop.sh
 log "crash: kill -9 during a vote storm"
 ensure_venv websockets
 "$VENV_PY" scripts/test-crash.py "$HUBBUB_BIN"
+
+log "load harness: smoke scenario and comparison mode"
+scripts/test-load.sh
 
 if [[ "${SKIP_SLOW:-0}" == 1 && "${CI:-}" != true ]]; then
     log "SKIP_SLOW=1: Autobahn, browser and fuzz runs skipped (never in CI)"

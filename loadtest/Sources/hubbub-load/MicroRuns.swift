@@ -47,7 +47,7 @@ final class EchoRun: @unchecked Sendable {
 final class EchoMeasurer: WebSocketHandler {
     let meter: LoopMeter
     let payload: [UInt8]
-    unowned let run: EchoRun
+    let run: EchoRun
 
     init(meter: LoopMeter, payload: [UInt8], run: EchoRun) {
         self.meter = meter
@@ -81,8 +81,8 @@ final class FanoutRun: @unchecked Sendable {
     let fleet: ClientFleet
     let running = Atomic<Bool>(true)
     private(set) var publishers: [ConnectionHandle?] = []
-    private var subscribers: [FanoutSubscriber] = []
-    private let subscriberBox = Mutex<[FanoutSubscriber]>([])
+    /// Subscribers whose connection opened.
+    private let subscribed = Atomic<Int>(0)
     private let publisherBox = Mutex<[Int: ConnectionHandle]>([:])
     /// Messages sent by all publishers (deliveries expected = this × subscribers).
     let published = Atomic<Int>(0)
@@ -100,17 +100,19 @@ final class FanoutRun: @unchecked Sendable {
             options: { self.fleet.options($0) },
             makeHandler: { i in
                 if i < subs {
-                    let s = FanoutSubscriber(meter: self.fleet.meter(i), publishers: pubs, run: self)
-                    self.subscriberBox.withLock { $0.append(s) }
-                    return s
+                    return FanoutSubscriber(meter: self.fleet.meter(i), publishers: pubs, run: self)
                 }
                 return FanoutPublisherHandler(run: self, meter: self.fleet.meter(i))
             },
             onOpen: { i, c in
                 self.fleet.open.add(1, ordering: .relaxed)
-                if i >= subs { let h = c.handle; self.publisherBox.withLock { $0[i - subs] = h } }
+                if i >= subs {
+                    let h = c.handle
+                    self.publisherBox.withLock { $0[i - subs] = h }
+                } else {
+                    self.subscribed.add(1, ordering: .relaxed)
+                }
             })
-        subscribers = subscriberBox.withLock { $0 }
         let byIndex = publisherBox.withLock { $0 }
         publishers = (0..<pubs).map { byIndex[$0] }
         return (opened, failures)
@@ -162,7 +164,7 @@ final class FanoutRun: @unchecked Sendable {
 
     /// Deliveries that never came: every published message was due at every subscriber.
     func missingDeliveries(received: Int, duplicates: Int) -> Int {
-        max(0, published.load(ordering: .relaxed) * subscribers.count - (received - duplicates))
+        max(0, published.load(ordering: .relaxed) * subscribed.load(ordering: .relaxed) - (received - duplicates))
     }
 
     func stop() { running.store(false, ordering: .relaxed) }
@@ -171,7 +173,7 @@ final class FanoutRun: @unchecked Sendable {
 /// A fan-out subscriber: times each delivery and checks each publisher's sequence.
 final class FanoutSubscriber: WebSocketHandler, @unchecked Sendable {
     let meter: LoopMeter
-    unowned let run: FanoutRun
+    let run: FanoutRun
     private var streams: [PushValidator]
 
     init(meter: LoopMeter, publishers: Int, run: FanoutRun) {
@@ -211,7 +213,7 @@ final class FanoutSubscriber: WebSocketHandler, @unchecked Sendable {
 
 /// Publishers ignore what the endpoint relays back to them.
 final class FanoutPublisherHandler: WebSocketHandler {
-    unowned let run: FanoutRun
+    let run: FanoutRun
     let meter: LoopMeter
     init(run: FanoutRun, meter: LoopMeter) {
         self.run = run

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# The load harness end to end, small enough for every CI run:
+#   1. the `smoke` venue scenario against a server started here must pass its thresholds
+#      (its validators see every push; a gap, repeat or wrong order fails it), and its
+#      result.json, summary.txt and report.html must be written;
+#   2. comparison mode: the `echo` and `fanout` scenarios, scaled down, against Hubbub and
+#      against a Python `websockets` peer in the same invocation, one report for both;
+#   3. a scenario with an impossible threshold must exit 1 (thresholds really decide).
+# Environment: HUBBUB_BIN, HUBBUB_LOAD_BIN (default .build/release/{hubbub,hubbub-load}).
+set -euo pipefail
+# shellcheck source=scripts/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+LOAD="${HUBBUB_LOAD_BIN:-$REPO_ROOT/.build/release/hubbub-load}"
+[[ -x "$LOAD" ]] || die "$LOAD not found (swift build -c release)"
+ensure_venv 'websockets>=13'
+
+make_tmpdir WORK
+PORT="$(free_port)"
+# Fast password hashing so seeding accounts through the protocol takes no time.
+start_hubbub --host 127.0.0.1 --port "$PORT" --data-dir "$WORK/data" --bench --auth-kdf-iterations 1000 --log-level warning
+
+log "smoke scenario"
+rc=0
+timeout 300 "$LOAD" run smoke --url "ws://127.0.0.1:$PORT" --server-pid "$HUBBUB_PID" --out "$WORK/smoke" || rc=$?
+[[ $rc == 0 ]] || { dump_hubbub_log; die "the smoke scenario failed its thresholds (exit $rc)"; }
+for f in result.json summary.txt report.html; do [[ -s "$WORK/smoke/$f" ]] || die "smoke: $f was not written"; done
+"$VENV_PY" - "$WORK/smoke/result.json" <<'PY'
+import json, sys
+run = json.load(open(sys.argv[1]))["runs"][0]
+s = run["summary"]
+assert run["passed"], run["thresholds"]
+assert s["received"] > 100 and s["acked"] > 10, s
+assert s["latencySamples"] > 100, "pushes were timed"
+assert run["reconnects"]["recovered"] > 0, run["reconnects"]
+assert len(run["timeline"]) >= 5 and len(run["server"]) >= 5, "timeline and server samples"
+assert max(r["connections"] for r in run["timeline"]) > 10
+print("smoke result checked:", int(s["received"]), "pushes,", int(s["acked"]), "actions acked,",
+      run["reconnects"]["recovered"], "recovered, p99", s["latencyP99Ms"], "ms")
+PY
+grep -q "<svg" "$WORK/smoke/report.html" || die "report.html has no plots"
+
+log "comparison mode: echo and fanout against hubbub and a Python websockets peer"
+PEER_PORT="$(free_port)"
+"$VENV_PY" "$REPO_ROOT/scripts/peer-python.py" "$PEER_PORT" &
+PEER_PID=$!
+on_exit "kill $PEER_PID 2>/dev/null || true"
+for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$PEER_PORT/" && break || sleep 0.1; done
+for scenario in echo fanout; do
+    rc=0
+    timeout 300 "$LOAD" run "$scenario" --scale 0.02 --duration 2 --url "ws://127.0.0.1:$PORT" --server-pid "$HUBBUB_PID" \
+        --compare "python=ws://127.0.0.1:$PEER_PORT" --compare-pid "python=$PEER_PID" --out "$WORK/$scenario" || rc=$?
+    [[ $rc == 0 || $rc == 1 ]] || die "$scenario comparison could not run (exit $rc)"
+    "$VENV_PY" - "$WORK/$scenario/result.json" "$scenario" <<'PY'
+import json, sys
+runs = json.load(open(sys.argv[1]))["runs"]
+assert [r["target"] for r in runs] == ["hubbub", "python"], runs
+for r in runs:
+    assert r["summary"]["received"] > 0, (r["target"], r["summary"])
+    assert r["connectionsOpened"] == r["connectionsWanted"], r
+hub = runs[0]
+assert hub["passed"], ("hubbub must pass", hub["thresholds"])
+print(sys.argv[2], "compared:", ", ".join(f'{r["target"]} {int(r["summary"]["messagesPerSecond"])}/s p99 {r["summary"]["latencyP99Ms"]} ms' for r in runs))
+PY
+done
+
+log "a failed threshold exits 1"
+sed 's/"p99Ms": 1000/"p99Ms": 0.001/' "$REPO_ROOT/config/scenarios/smoke.json" > "$WORK/impossible.json"
+rc=0
+timeout 300 "$LOAD" run "$WORK/impossible.json" --duration 2 --url "ws://127.0.0.1:$PORT" --out "$WORK/impossible" >/dev/null || rc=$?
+[[ $rc == 1 ]] || die "a scenario over its p99 threshold exited $rc, not 1"
+log "load harness checks passed"

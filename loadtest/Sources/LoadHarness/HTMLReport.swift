@@ -49,8 +49,9 @@ public enum HTMLReport {
             SVGChart.Series(name: label(r, "connections"), points: r.timeline.map { ($0.t, Double($0.connections)) })
         }).svg
         if runs.contains(where: { !$0.server.isEmpty }) {
-            html += SVGChart(title: "Server CPU, % of one core", series: runs.filter { !$0.server.isEmpty }.map { r in
-                SVGChart.Series(name: label(r, "CPU"), points: r.server.dropFirst().map { ($0.t, $0.cpuPercent) })
+            html += SVGChart(title: "CPU, % of one core", series: runs.flatMap { r in
+                [SVGChart.Series(name: label(r, "server"), points: r.server.dropFirst().map { ($0.t, $0.cpuPercent) }),
+                 SVGChart.Series(name: label(r, "harness"), points: r.harness.dropFirst().map { ($0.t, $0.cpuPercent) })]
             }).svg
             html += SVGChart(title: "Server RSS, MB", series: runs.filter { !$0.server.isEmpty }.map { r in
                 SVGChart.Series(name: label(r, "RSS"), points: r.server.map { ($0.t, Double($0.rssKB) / 1024) })

@@ -60,6 +60,8 @@ public struct RunReport: Sendable, Codable {
     public var reconnects: Reconnects
     public var timeline: [TimelineRow]
     public var server: [ServerSample]
+    /// The harness process sampled the same way.
+    public var harness: [ServerSample]
     public var thresholds: [ThresholdResult]
     public var passed: Bool
 
@@ -85,7 +87,7 @@ public struct RunReport: Sendable, Codable {
     /// Builds the report: figures from the whole-run interval, thresholds evaluated.
     public init(scenario: Scenario, target: String, url: String, startedAt: Date, seconds: Double, total: Interval,
                 connectionsOpened: Int, connectionsWanted: Int, connectFailures: [String: Int], setupSeconds: Double,
-                timeline: [TimelineRow], server: [ServerSample], extra: [String: Double] = [:]) {
+                timeline: [TimelineRow], server: [ServerSample], harness: [ServerSample] = [], extra: [String: Double] = [:]) {
         self.scenario = scenario.name
         kind = scenario.kind.rawValue
         description = scenario.description
@@ -108,6 +110,7 @@ public struct RunReport: Sendable, Codable {
         reconnects = total.reconnects
         self.timeline = timeline
         self.server = server
+        self.harness = harness
 
         func ms(_ p: Double) -> Double { Double(total.percentileMicros(p)) / 1000 }
         let s = max(seconds, 1e-9)
@@ -136,6 +139,11 @@ public struct RunReport: Sendable, Codable {
             sum["serverCpuMaxPercent"] = busy.map(\.cpuPercent).max() ?? 0
             sum["serverRssMaxKB"] = Double(server.map(\.rssKB).max() ?? 0)
             sum["serverRssStartKB"] = Double(server.first?.rssKB ?? 0)
+        }
+        if harness.count > 1 {
+            let busy = harness.dropFirst()
+            sum["harnessCpuMeanPercent"] = (busy.map(\.cpuPercent).reduce(0, +) / Double(busy.count)).rounded()
+            sum["harnessCpuMaxPercent"] = busy.map(\.cpuPercent).max() ?? 0
         }
         sum["connectionsPeak"] = Double(max(connectionsOpened, timeline.map(\.connections).max() ?? 0))
         sum.merge(extra) { $1 }
@@ -170,6 +178,9 @@ public struct RunReport: Sendable, Codable {
         }
         if summary["serverRssMaxKB"] != nil {
             rows.append(("server", "CPU mean \(n("serverCpuMeanPercent")) % max \(n("serverCpuMaxPercent")) %, RSS \(n("serverRssStartKB")) → max \(n("serverRssMaxKB")) KB"))
+        }
+        if summary["harnessCpuMeanPercent"] != nil {
+            rows.append(("harness", "CPU mean \(n("harnessCpuMeanPercent")) % max \(n("harnessCpuMaxPercent")) % (a harness near 100 % per loop measures itself)"))
         }
         for t in thresholds {
             let actual = t.actual.map { String(format: "%.2f", $0) } ?? "not measured"

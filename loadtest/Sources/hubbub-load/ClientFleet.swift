@@ -89,6 +89,9 @@ final class RunRecorder {
     let clockLabel: (Double) -> String?
     private(set) var timeline: [TimelineRow] = []
     private(set) var server: [ServerSample] = []
+    /// The harness itself, sampled alike: a saturated load generator makes the server look slow.
+    private var selfSampler = ProcessSampler(pid: getpid())
+    private(set) var harness: [ServerSample] = []
     private(set) var total = Interval()
     let started = Date()
     private var last = Date()
@@ -97,6 +100,7 @@ final class RunRecorder {
         self.fleet = fleet
         sampler = serverPid.map(ProcessSampler.init(pid:))
         self.clockLabel = clockLabel
+        if let me = selfSampler.sample(at: 0) { harness.append(me) }
         if var s = sampler, let first = s.sample(at: 0) {
             server.append(first)
             sampler = s
@@ -119,7 +123,8 @@ final class RunRecorder {
             server.append(sample)
             sampler = s
         }
-        let cpu = server.last.map { " server \(Int($0.cpuPercent))% \($0.rssKB / 1024) MB" } ?? ""
+        if let me = selfSampler.sample(at: t) { harness.append(me) }
+        let cpu = (server.last.map { " server \(Int($0.cpuPercent))% \($0.rssKB / 1024) MB" } ?? "") + (harness.last.map { " harness \(Int($0.cpuPercent))%" } ?? "")
         let line = String(format: "\r%@ t=%.0fs conns %d recv/s %.0f acked/s %.0f p99 %.1f ms errors %d violations %d%@%@   ",
                           row.clock ?? "", t, row.connections, row.receivedPerSecond, row.ackedPerSecond, row.p99Ms,
                           total.errors.values.reduce(0, +) + total.closes.values.reduce(0, +), total.violations.total, cpu, extraStatus)

@@ -25,6 +25,8 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Multiply the crowd (venues) or connection counts.") var scale = 1.0
     @Option(help: "Override the scenario's measured seconds.") var duration: Double?
     @Option(help: "Override the client loops (threads).") var loops: Int?
+    @Option(help: "Override fanout.messagesPerSecondPerPublisher (fanout scenarios).") var publishRate: Double?
+    @Option(help: "Override venues.votesPerPatronPerMinute (venue scenarios).") var votesPerMinute: Double?
     @Flag(help: "Offer permessage-deflate, whatever the scenario says.") var compression = false
 
     func run() async throws {
@@ -39,6 +41,14 @@ struct RunCommand: AsyncParsableCommand {
         if let duration { s.durationSeconds = duration }
         if let loops { s.client.loops = loops }
         if compression { s.client.compression = true }
+        if let publishRate, var f = s.fanout {
+            f.messagesPerSecondPerPublisher = publishRate
+            s.fanout = f
+        }
+        if let votesPerMinute, var v = s.venues {
+            v.votesPerPatronPerMinute = votesPerMinute
+            s.venues = v
+        }
         if !compare.isEmpty && s.kind == .venues {
             FileHandle.standardError.write(Data("hubbub-load: --compare needs an echo or fanout scenario (peers do not speak Hubbub's protocol)\n".utf8))
             throw ExitCode(2)
@@ -121,7 +131,7 @@ struct ScenarioRunner {
             return RunReport(scenario: scenario, target: target, url: url, startedAt: startedAt, seconds: recorder.elapsed,
                              total: recorder.total, connectionsOpened: run.patrons.count + run.owners.count,
                              connectionsWanted: scenario.peakConnections - 1, connectFailures: [:], setupSeconds: setup,
-                             timeline: recorder.timeline, server: recorder.server,
+                             timeline: recorder.timeline, server: recorder.server, harness: recorder.harness,
                              extra: ["patrons": Double(run.patrons.count), "venues": Double(run.owners.count),
                                      "patronsPresentPeak": Double(recorder.timeline.map(\.connections).max() ?? 0)])
         case .echo:
@@ -134,7 +144,7 @@ struct ScenarioRunner {
             recorder.finishLine()
             return RunReport(scenario: scenario, target: target, url: url, startedAt: startedAt, seconds: recorder.elapsed,
                              total: recorder.total, connectionsOpened: opened, connectionsWanted: scenario.echo!.connections,
-                             connectFailures: failures, setupSeconds: setup, timeline: recorder.timeline, server: recorder.server)
+                             connectFailures: failures, setupSeconds: setup, timeline: recorder.timeline, server: recorder.server, harness: recorder.harness)
         case .fanout:
             let run = FanoutRun(scenario: scenario, fleet: fleet)
             let (opened, failures) = await run.start()
@@ -149,7 +159,7 @@ struct ScenarioRunner {
             total.violations.missing = run.missingDeliveries(received: total.received, duplicates: total.violations.duplicates)
             return RunReport(scenario: scenario, target: target, url: url, startedAt: startedAt, seconds: recorder.elapsed,
                              total: total, connectionsOpened: opened, connectionsWanted: scenario.peakConnections,
-                             connectFailures: failures, setupSeconds: setup, timeline: recorder.timeline, server: recorder.server,
+                             connectFailures: failures, setupSeconds: setup, timeline: recorder.timeline, server: recorder.server, harness: recorder.harness,
                              extra: ["published": Double(run.published.load(ordering: .relaxed)),
                                      "subscribers": Double(scenario.fanout!.subscribers)])
         }

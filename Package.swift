@@ -88,7 +88,8 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
 
-        // The load-test harness's logic, I/O-free: scenarios, rate schedules, push validation, reports.
+        // The load-test harness's logic: scenarios, rate schedules, push validation, reports (and
+        // /proc sampling); no sockets, so all of it is unit-tested.
         .target(name: "LoadHarness", dependencies: [
             "Realtime",
             .product(name: "Histogram", package: "hdrhistogram-swift"),

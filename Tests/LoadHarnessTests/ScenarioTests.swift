@@ -48,6 +48,10 @@ final class ScenarioTests: XCTestCase {
         XCTAssertEqual(s.thresholds, [Threshold(metric: .p99Ms, limit: 50), Threshold(metric: .minRecoveredShare, limit: 0.99)])
         XCTAssertEqual(s.peakConnections, 4 * 26 + 1)
         XCTAssertEqual(s.scaled(by: 2.5).venues?.count, 10)
+        let short = s.withDuration(10)
+        XCTAssertEqual(short.venues?.reconnectStorms.first?.atSeconds, 8, "the night keeps its shape")
+        XCTAssertEqual(short.venues?.present.value(at: 5), 1)
+        XCTAssertEqual(short.venues?.clock.clock(at: 5), "20:30")
     }
 
     func testRefusalsNameTheField() {

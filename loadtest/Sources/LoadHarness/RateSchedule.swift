@@ -15,6 +15,15 @@ public struct NightClock: Sendable, Equatable {
         self.seconds = seconds
     }
 
+    private init(fromMinutes: Double, toMinutes: Double, seconds: Double) {
+        self.fromMinutes = fromMinutes
+        self.toMinutes = toMinutes
+        self.seconds = seconds
+    }
+
+    /// The same night compressed into another number of seconds.
+    public func over(seconds: Double) -> NightClock { NightClock(fromMinutes: fromMinutes, toMinutes: toMinutes, seconds: seconds) }
+
     /// "HH:MM" → minutes after midnight.
     static func minutes(_ text: String) throws(ScenarioError) -> Double {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)

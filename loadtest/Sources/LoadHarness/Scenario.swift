@@ -216,6 +216,20 @@ public struct Scenario: Sendable, Equatable {
         return s
     }
 
+    /// The same scenario over `seconds`: a venue night keeps its shape (clock, crowd curve and
+    /// storms are stretched or squeezed alike).
+    public func withDuration(_ seconds: Double) -> Scenario {
+        var s = self
+        let factor = seconds / durationSeconds
+        s.durationSeconds = seconds
+        guard var v = s.venues, factor != 1 else { return s }
+        v.clock = v.clock.over(seconds: seconds)
+        v.present = (try? Curve(v.present.points.map { .init(t: $0.t * factor, value: $0.value) })) ?? v.present
+        v.reconnectStorms = v.reconnectStorms.map { var st = $0; st.atSeconds *= factor; return st }
+        s.venues = v
+        return s
+    }
+
     /// Every connection the scenario may hold at once (for file-descriptor limits).
     public var peakConnections: Int {
         switch kind {

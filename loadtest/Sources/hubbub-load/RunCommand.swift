@@ -38,7 +38,7 @@ struct RunCommand: AsyncParsableCommand {
             throw ExitCode(2)
         }
         s = s.scaled(by: scale)
-        if let duration { s.durationSeconds = duration }
+        if let duration { s = s.withDuration(duration) }
         if let loops { s.client.loops = loops }
         if compression { s.client.compression = true }
         if let publishRate, var f = s.fanout {

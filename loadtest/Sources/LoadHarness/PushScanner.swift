@@ -176,26 +176,20 @@ struct JSONCursor {
 
     /// Visits each member of an object with its key.
     mutating func object(_ body: (inout JSONCursor, String) throws(Failure) -> Void) throws(Failure) {
-        try expect(UInt8(ascii: "{"))
-        if peek() == UInt8(ascii: "}") { index += 1; return }
-        while true {
-            let key = try string()
-            try expect(UInt8(ascii: ":"))
-            try body(&self, key)
-            skipSpace()
-            guard index < bytes.count else { throw Failure() }
-            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
-            if bytes[index] == UInt8(ascii: "}") { index += 1; return }
-            throw Failure()
-        }
+        try members(key: { c throws(Failure) in try c.string() }, body)
     }
 
     /// Visits each member of an object with its key's hash (no String built).
     mutating func objectHashingKeys(_ body: (inout JSONCursor, UInt64) throws(Failure) -> Void) throws(Failure) {
+        try members(key: { c throws(Failure) in try c.stringHash() }, body)
+    }
+
+    private mutating func members<Key>(key readKey: (inout JSONCursor) throws(Failure) -> Key,
+                                       _ body: (inout JSONCursor, Key) throws(Failure) -> Void) throws(Failure) {
         try expect(UInt8(ascii: "{"))
         if peek() == UInt8(ascii: "}") { index += 1; return }
         while true {
-            let key = try stringHash()
+            let key = try readKey(&self)
             try expect(UInt8(ascii: ":"))
             try body(&self, key)
             skipSpace()

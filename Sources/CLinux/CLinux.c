@@ -185,14 +185,6 @@ int clinux_close(int fd) { return close(fd); }
 int clinux_shutdown_write(int fd) { return shutdown(fd, SHUT_WR); }
 int clinux_errno(void) { return errno; }
 
-long clinux_raise_nofile(void) {
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) < 0) return -1;
-    rl.rlim_cur = rl.rlim_max;
-    setrlimit(RLIMIT_NOFILE, &rl);
-    getrlimit(RLIMIT_NOFILE, &rl);
-    return (long)rl.rlim_cur;
-}
 long clinux_raise_nofile_to(long want) {
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) < 0) return -1;

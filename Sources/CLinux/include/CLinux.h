@@ -56,9 +56,7 @@ int clinux_close(int fd);
 int clinux_shutdown_write(int fd);
 int clinux_errno(void);
 
-/// Raises the open-files soft limit to the hard limit; returns the new soft limit.
-long clinux_raise_nofile(void);
-/* Raises RLIMIT_NOFILE to at least `want` (the hard limit too when root); returns the soft limit now. */
+/// Raises RLIMIT_NOFILE to at least `want` (the hard limit too when permitted); returns the soft limit now.
 long clinux_raise_nofile_to(long want);
 /// Resident set size of this process in KiB (from /proc/self/statm), -1 if unknown.
 long clinux_rss_kb(void);

@@ -18,7 +18,7 @@ final class ClientFleet: Sendable {
     let open = Atomic<Int>(0)
 
     init(url: String, path: String, settings: Scenario.ClientSettings, expectedConnections: Int) throws {
-        let limit = clinux_raise_nofile_to(expectedConnections + 1024)
+        let limit = raiseFileLimit(for: expectedConnections)
         if limit < expectedConnections + 64 {
             throw LoadError("the file descriptor limit is \(limit), below the \(expectedConnections) connections this scenario opens; run as root or raise `ulimit -n`")
         }

@@ -30,7 +30,7 @@ struct EchoCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        _ = clinuxRaiseFileLimit()
+        _ = raiseFileLimit(for: connections)
         let target = try ClientURL(url)
         var tls: TLSContext?
         if target.secure { tls = try TLSContext.client(verify: caFile != nil, caFile: caFile) }
@@ -148,17 +148,23 @@ final class EchoDriver: WebSocketHandler {
         p.withUnsafeBytes { c.sendFrame(kind, payload: $0) }
     }
 
-    func onMessage(_ message: Message, connection: WebSocketConnection) {
-        guard message.data.count >= 8 else { return }
-        let now = Clock.nanos()
+    /// When an echoed message was sent (by `sendOne`), read from its first 8 bytes.
+    static func sentAt(_ message: Message, now: UInt64) -> UInt64 {
         var sent: UInt64 = 0
-        if kind == .binary {
+        if message.kind == .binary {
             message.data.withUnsafeBytes { sent = $0.loadUnaligned(as: UInt64.self) }
         } else {
             for i in (0..<8).reversed() { sent = sent << 4 | UInt64(message.data[i] &- UInt8(ascii: "a")) & 15 }
             sent |= now & ~0xFFFF_FFFF
             if sent > now { sent &-= 1 << 32 }
         }
+        return sent
+    }
+
+    func onMessage(_ message: Message, connection: WebSocketConnection) {
+        guard message.data.count >= 8 else { return }
+        let now = Clock.nanos()
+        let sent = EchoDriver.sentAt(message, now: now)
         if state.measuring {
             _ = state.histogram.record((now &- sent) / 1000)
             state.messages += 1

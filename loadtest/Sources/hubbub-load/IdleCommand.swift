@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HubbubClient
+import LoadHarness
 import Transport
 import WebSocket
 
@@ -21,14 +22,14 @@ struct IdleCommand: AsyncParsableCommand {
     @Option(help: "Write the JSON result here too.") var json: String?
 
     func run() async throws {
-        _ = clinuxRaiseFileLimit()
+        _ = raiseFileLimit(for: connections)
         let target = try ClientURL(url)
         var tls: TLSContext?
         if target.secure { tls = try TLSContext.client(verify: false) }
         var config = TransportConfiguration()
         config.maxOutboundBytes = 1 << 30
         let eventLoops = try (0..<loops).map { try EventLoop.makeClientLoop(index: $0, configuration: config) }
-        let before = serverPid.flatMap(ServerSampler.rssKB)
+        let before = serverPid.flatMap { rssKB(of: $0) }
         let sources = sourceAddresses
         let tlsContext = tls
         let (opened, failures) = await openConnections(
@@ -41,7 +42,7 @@ struct IdleCommand: AsyncParsableCommand {
             },
             makeHandler: { _ in IgnoringHandler() })
         try await Task.sleep(nanoseconds: UInt64(hold * 1e9))
-        let after = serverPid.flatMap(ServerSampler.rssKB)
+        let after = serverPid.flatMap { rssKB(of: $0) }
         var object: [String: Any] = ["mode": "idle", "url": url, "connections": opened, "failed": failures.values.reduce(0, +),
                                      "compression": compression]
         if let before, let after, opened > 0 {
@@ -61,15 +62,4 @@ struct IdleCommand: AsyncParsableCommand {
 /// Drops whatever arrives (idle clients).
 final class IgnoringHandler: WebSocketHandler {
     func onMessage(_ message: Message, connection: WebSocketConnection) {}
-}
-
-/// Reads a process's resident memory and CPU time from /proc.
-enum ServerSampler {
-    static func rssKB(_ pid: Int) -> Int? {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
-        for line in text.split(separator: "\n") where line.hasPrefix("VmRSS:") {
-            return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
-        }
-        return nil
-    }
 }

@@ -58,8 +58,7 @@ final class EchoMeasurer: WebSocketHandler {
     func onMessage(_ message: Message, connection: WebSocketConnection) {
         guard message.data.count >= 8 else { return }
         let now = Clock.nanos()
-        let sent = message.data.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
-        meter.now.recordLatency(nanos: now &- sent)
+        meter.now.recordLatency(nanos: now &- EchoDriver.sentAt(message, now: now))
         meter.now.received += 1
         guard run.running.load(ordering: .relaxed) else { return }
         meter.now.sent += 1

@@ -1,5 +1,6 @@
 import Foundation
 import Histogram
+import LoadHarness
 import CLinux
 
 /// One benchmark's figures, printed as a table and as one JSON line.
@@ -69,4 +70,11 @@ enum Clock {
     @inline(__always) static func nanos() -> UInt64 { clinux_now_ns() }
 }
 
-func clinuxRaiseFileLimit() -> Int { clinux_raise_nofile() }
+/// Raises this process's descriptor limit for `connections` (and some to spare); returns the limit.
+func raiseFileLimit(for connections: Int) -> Int { clinux_raise_nofile_to(connections + 1024) }
+
+/// A process's resident memory now, in KB (nil when it is gone).
+func rssKB(of pid: Int) -> Int? {
+    var sampler = ProcessSampler(pid: Int32(pid))
+    return sampler.sample(at: 0)?.rssKB
+}

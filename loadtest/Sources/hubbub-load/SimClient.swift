@@ -94,6 +94,21 @@ final class SimClient: WebSocketHandler, @unchecked Sendable {
         connection.send(text: JSON.object([("id", .int(id)), ("op", .string(op)), ("args", args)]).encoded)
     }
 
+    /// Sends an action whose outcome is measured: counted as sent, then as acknowledged or as an
+    /// error by op and code (`failed` runs too then). Loop thread only.
+    func sendCounted(_ op: String, _ args: JSON, failed: @escaping () -> Void = {}) {
+        meter.now.sent += 1
+        send(op, args) { reply in
+            if reply["ok"] == .bool(true) {
+                self.meter.now.acked += 1
+            } else {
+                let code: String = if case .string(let c)? = reply["error"]?["code"] { c } else { "unknown" }
+                self.meter.now.errors["\(op): \(code)", default: 0] += 1
+                failed()
+            }
+        }
+    }
+
     static let closedReply: JSON = ["ok": false, "error": ["code": "closed", "message": "connection closed"]]
 
     /// Signs up (through the protocol) and keeps the token and user id.

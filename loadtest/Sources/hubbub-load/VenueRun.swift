@@ -77,8 +77,7 @@ final class VenueRun: @unchecked Sendable {
         try await first.connect()
         try await first.signup("own\(runTag)")
         owners = (0..<n).map { SimClient(index: $0, fleet: fleet, timing: timing) }
-        var ids = Array(repeating: "", count: n)
-        let idsBox = Mutex(ids)
+        let idsBox = Mutex(Array(repeating: "", count: n))
         let token = first.token, userID = first.userID
         let outcome = await runBounded(count: n, concurrency: fleet.settings.connectConcurrency, label: "venues") { v in
             let owner = self.owners[v]
@@ -103,8 +102,7 @@ final class VenueRun: @unchecked Sendable {
         }
         first.loop.execute { _ in first.leave() }
         guard outcome.failures.isEmpty else { throw LoadError("seeding venues failed: \(outcome.failures)") }
-        ids = idsBox.withLock { $0 }
-        venueIDs = ids
+        venueIDs = idsBox.withLock { $0 }
 
         patrons = (0..<totalPatrons).map { SimClient(index: $0, fleet: fleet, timing: timing) }
         let signups = await runBounded(count: totalPatrons, concurrency: fleet.settings.connectConcurrency, label: "patron accounts") { i in
@@ -332,15 +330,8 @@ final class VenueRun: @unchecked Sendable {
     private func sendAction(_ p: SimClient, _ action: PushCause.Action, _ track: UInt64, _ op: String, _ args: JSON) {
         if action == .unvote { p.voted.remove(track) } else { p.voted.insert(track) }
         timing.record(PushCause(action: action, by: p.userHash, track: track), at: Clock.nanos())
-        p.meter.now.sent += 1
-        p.send(op, args) { reply in
-            if reply["ok"] == .bool(true) {
-                p.meter.now.acked += 1
-            } else {
-                let code: String = if case .string(let c)? = reply["error"]?["code"] { c } else { "unknown" }
-                p.meter.now.errors["\(op): \(code)", default: 0] += 1
-                if action != .unvote { p.voted.remove(track) }
-            }
+        p.sendCounted(op, args) {
+            if action != .unvote { p.voted.remove(track) }
         }
     }
 
@@ -352,14 +343,14 @@ final class VenueRun: @unchecked Sendable {
             guard owner.subscribed, let queue = owner.validator.queue else { return }
             let pinned = owner.validator.nowPlaying
             if let pinned, let uri = self.catalog.withLock({ $0[pinned] }) {
-                self.ownerAction(owner, "venue.track.ended", ["venue": .string(id), "track": .string(uri)])
+                owner.sendCounted("venue.track.ended", ["venue": .string(id), "track": .string(uri)])
             }
             guard let next = queue.first(where: { $0.track != pinned }) else {
                 self.changePlaylist(venue: v, generation: Int.random(in: 1_000...1_000_000_000))
                 return
             }
             if let uri = self.catalog.withLock({ $0[next.track] }) {
-                self.ownerAction(owner, "venue.nowPlaying", ["venue": .string(id), "track": .string(uri)])
+                owner.sendCounted("venue.nowPlaying", ["venue": .string(id), "track": .string(uri)])
             }
         }
     }
@@ -367,19 +358,7 @@ final class VenueRun: @unchecked Sendable {
     private func changePlaylist(venue v: Int, generation: Int) {
         let owner = owners[v]
         let args = playlist(venue: v, id: venueIDs[v], generation: generation)
-        owner.loop.execute { _ in self.ownerAction(owner, "venue.playlist.set", args) }
-    }
-
-    private func ownerAction(_ owner: SimClient, _ op: String, _ args: JSON) {
-        owner.meter.now.sent += 1
-        owner.send(op, args) { reply in
-            if reply["ok"] == .bool(true) {
-                owner.meter.now.acked += 1
-            } else {
-                let code: String = if case .string(let c)? = reply["error"]?["code"] { c } else { "unknown" }
-                owner.meter.now.errors["\(op): \(code)", default: 0] += 1
-            }
-        }
+        owner.loop.execute { _ in owner.sendCounted("venue.playlist.set", args) }
     }
 
     /// Closes every connection the run opened (after the drain).

@@ -101,7 +101,6 @@ struct ScenarioRunner {
 
     func run() async throws -> RunReport {
         let startedAt = Date()
-        let setupStart = Date()
         let path: String
         switch scenario.kind {
         case .venues: path = "/ws"
@@ -116,11 +115,18 @@ struct ScenarioRunner {
         defer { fleet.shutdown() }
         FileHandle.standardError.write(Data("\(scenario.name) against \(target) (\(url)): setting up\n".utf8))
 
+        func report(_ recorder: RunRecorder, total: Interval? = nil, opened: Int, wanted: Int, failures: [String: Int] = [:],
+                    setup: Double, extra: [String: Double] = [:]) -> RunReport {
+            RunReport(scenario: scenario, target: target, url: url, startedAt: startedAt, seconds: recorder.elapsed,
+                      total: total ?? recorder.total, connectionsOpened: opened, connectionsWanted: wanted, connectFailures: failures,
+                      setupSeconds: setup, timeline: recorder.timeline, server: recorder.server, harness: recorder.harness, extra: extra)
+        }
+
         switch scenario.kind {
         case .venues:
             let run = VenueRun(scenario: scenario, fleet: fleet)
             try await run.seed()
-            let setup = Date().timeIntervalSince(setupStart)
+            let setup = Date().timeIntervalSince(startedAt)
             _ = await fleet.harvest() // set-up traffic is not measured
             let v = scenario.venues!
             let recorder = RunRecorder(fleet: fleet, serverPid: serverPid, clockLabel: { v.clock.clock(at: $0) })
@@ -128,28 +134,23 @@ struct ScenarioRunner {
             await drain(recorder)
             recorder.finishLine()
             await run.closeAll()
-            return RunReport(scenario: scenario, target: target, url: url, startedAt: startedAt, seconds: recorder.elapsed,
-                             total: recorder.total, connectionsOpened: run.patrons.count + run.owners.count,
-                             connectionsWanted: scenario.peakConnections - 1, connectFailures: [:], setupSeconds: setup,
-                             timeline: recorder.timeline, server: recorder.server, harness: recorder.harness,
-                             extra: ["patrons": Double(run.patrons.count), "venues": Double(run.owners.count),
-                                     "patronsPresentPeak": Double(recorder.timeline.map(\.connections).max() ?? 0)])
+            return report(recorder, opened: run.patrons.count + run.owners.count, wanted: scenario.peakConnections - 1, setup: setup,
+                          extra: ["patrons": Double(run.patrons.count), "venues": Double(run.owners.count),
+                                  "patronsPresentPeak": Double(recorder.timeline.map(\.connections).max() ?? 0)])
         case .echo:
             let run = EchoRun(scenario: scenario, fleet: fleet)
             let (opened, failures) = await run.start()
             guard opened > 0 else { throw LoadError("no connection could be opened: \(failures)") }
-            let setup = Date().timeIntervalSince(setupStart)
+            let setup = Date().timeIntervalSince(startedAt)
             let recorder = RunRecorder(fleet: fleet, serverPid: serverPid)
             await run.play(recorder: recorder)
             recorder.finishLine()
-            return RunReport(scenario: scenario, target: target, url: url, startedAt: startedAt, seconds: recorder.elapsed,
-                             total: recorder.total, connectionsOpened: opened, connectionsWanted: scenario.echo!.connections,
-                             connectFailures: failures, setupSeconds: setup, timeline: recorder.timeline, server: recorder.server, harness: recorder.harness)
+            return report(recorder, opened: opened, wanted: scenario.echo!.connections, failures: failures, setup: setup)
         case .fanout:
             let run = FanoutRun(scenario: scenario, fleet: fleet)
             let (opened, failures) = await run.start()
             guard opened > 0 else { throw LoadError("no connection could be opened: \(failures)") }
-            let setup = Date().timeIntervalSince(setupStart)
+            let setup = Date().timeIntervalSince(startedAt)
             let recorder = RunRecorder(fleet: fleet, serverPid: serverPid)
             await run.play(recorder: recorder)
             await drain(recorder)
@@ -157,11 +158,9 @@ struct ScenarioRunner {
             recorder.finishLine()
             var total = recorder.total
             total.violations.missing = run.missingDeliveries(received: total.received, duplicates: total.violations.duplicates)
-            return RunReport(scenario: scenario, target: target, url: url, startedAt: startedAt, seconds: recorder.elapsed,
-                             total: total, connectionsOpened: opened, connectionsWanted: scenario.peakConnections,
-                             connectFailures: failures, setupSeconds: setup, timeline: recorder.timeline, server: recorder.server, harness: recorder.harness,
-                             extra: ["published": Double(run.published.load(ordering: .relaxed)),
-                                     "subscribers": Double(scenario.fanout!.subscribers)])
+            return report(recorder, total: total, opened: opened, wanted: scenario.peakConnections, failures: failures, setup: setup,
+                          extra: ["published": Double(run.published.load(ordering: .relaxed)),
+                                  "subscribers": Double(scenario.fanout!.subscribers)])
         }
     }
 

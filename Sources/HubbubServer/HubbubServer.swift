@@ -45,7 +45,7 @@ public final class HubbubServer: Sendable {
                                                .write: .init(perSecond: r.writePerSecond, burst: Double(r.writeBurst))],
                                  abuseThreshold: r.abuseThreshold, maxPendingRequests: configuration.sessions.maxPendingRequests,
                                  maxSubscriptions: configuration.sessions.maxSubscriptions),
-            store: store, accounts: accounts, venues: venues, logger: logger)
+            accounts: accounts, venues: venues, logger: logger)
         let app = HubbubApplication(configuration: configuration, metrics: exposition, services: services)
         let d = configuration.deflate
         var transportConfiguration = configuration.transport(tlsContext: tlsContext)

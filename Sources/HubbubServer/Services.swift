@@ -15,15 +15,13 @@ final class Services: Sendable {
     }
 
     let configuration: Configuration
-    let store: Store
     let accounts: AccountService
     let venues: VenueDirectory<LoopSink>
     let logger: Logger
     let ops: [String: Operation]
 
-    init(configuration: Configuration, store: Store, accounts: AccountService, venues: VenueDirectory<LoopSink>, logger: Logger) {
+    init(configuration: Configuration, accounts: AccountService, venues: VenueDirectory<LoopSink>, logger: Logger) {
         self.configuration = configuration
-        self.store = store
         self.accounts = accounts
         self.venues = venues
         self.logger = logger
@@ -34,8 +32,8 @@ final class Services: Sendable {
 
     /// Leaves every room a closed connection was in.
     func leave(_ rooms: Set<String>, _ handle: ConnectionHandle) async {
-        for room in rooms where room.hasPrefix("venue:") {
-            await venues.liveActor(String(room.dropFirst("venue:".count)))?.unsubscribe(handle)
+        for room in rooms {
+            if let id = VenueOps.venueID(inRoom: room) { await venues.liveActor(id)?.unsubscribe(handle) }
         }
     }
 }

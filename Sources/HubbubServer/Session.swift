@@ -97,8 +97,6 @@ actor Session {
         return user
     }
 
-    var tokenClaims: Tokens.Claims? { claims }
-
     /// Records a subscription, within the per-connection limit.
     func addRoom(_ room: String) throws(ProtocolError) {
         guard rooms.count < services.configuration.maxSubscriptions || rooms.contains(room) else {

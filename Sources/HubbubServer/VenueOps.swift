@@ -5,6 +5,11 @@ import Venues
 
 /// The venue ops of protocol.md (profiles, search, check-ins, rooms).
 enum VenueOps {
+    /// The venue id of a `venue:<id>` room name (nil: not a venue room).
+    static func venueID(inRoom room: String) -> String? {
+        room.hasPrefix("venue:") ? String(room.dropFirst("venue:".count)) : nil
+    }
+
     typealias Directory = VenueDirectory<LoopSink>
 
     /// An op on a live venue: the caller's user id, the venue's actor and the request.
@@ -45,7 +50,7 @@ enum VenueOps {
                 return [:]
             },
             live("venue.playlist.get", .read, venues) { _, venue, _ throws(ProtocolError) in
-                ["playlist": await venue.snapshotJSONForReply()]
+                ["playlist": await venue.snapshotJSON]
             },
             live("venue.explicit.set", .write, venues) { user, venue, r throws(ProtocolError) in
                 ["explicitAllowed": .bool(try await venue.setExplicitAllowed(by: user, try r.args.bool("allowed")))]
@@ -149,19 +154,18 @@ enum VenueOps {
                     guard seq >= 0 else { throw .badRequest("field since.seq must not be negative") }
                     since = (UInt64(seq), try s.string("epoch", maxLength: 64))
                 }
-                guard room.hasPrefix("venue:") else { throw .badRequest("field room: unknown room \(room)") }
-                let venue = try await venues.actor(for: String(room.dropFirst("venue:".count)))
+                guard let id = venueID(inRoom: room) else { throw .badRequest("field room: unknown room \(room)") }
+                let venue = try await venues.actor(for: id)
                 try await session.addRoom(room)
                 try await venue.subscribe(session.handle, requestID: r.id, since: since)
                 return nil // the venue sent the reply, ahead of any push
             },
             Operation(name: "unsubscribe", opClass: .read, needsAuth: true) { session, r throws(ProtocolError) in
                 let room = try r.args.string("room", maxLength: 200)
-                guard room.hasPrefix("venue:") else { throw .badRequest("field room: unknown room \(room)") }
+                guard let id = venueID(inRoom: room) else { throw .badRequest("field room: unknown room \(room)") }
                 await session.removeRoom(room)
-                if let venue = try? await venues.actor(for: String(room.dropFirst("venue:".count))) {
-                    await venue.unsubscribe(session.handle)
-                }
+                // Only a live venue has subscribers; loading one from disk to leave it would be waste.
+                await venues.liveActor(id)?.unsubscribe(session.handle)
                 return ["room": .string(room)]
             },
         ]

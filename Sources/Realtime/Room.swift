@@ -47,7 +47,6 @@ public struct Room<Member: RoomMember>: Sendable {
     }
 
     public var memberCount: Int { members.values.reduce(0) { $0 + $1.count } }
-    public func contains(_ m: Member) -> Bool { members[m.batch]?.contains(m) ?? false }
 
     /// Encodes a push once, records it for recovery and hands it to every member.
     @discardableResult
@@ -110,13 +109,5 @@ public struct Room<Member: RoomMember>: Sendable {
     public mutating func leave(_ member: Member) {
         members[member.batch]?.remove(member)
         if members[member.batch]?.isEmpty == true { members[member.batch] = nil }
-    }
-
-    /// Starts a new epoch: history dropped, seq from 0 (explicit reset).
-    public mutating func resetHistory(epoch: String) {
-        self.epoch = epoch
-        seq = 0
-        history = []
-        historyStart = 0
     }
 }

@@ -21,7 +21,6 @@ final class GroupCommitter: @unchecked Sendable {
     private var stopped = false
     private var transactions = 0
     private var changes = 0
-    private var thread: Thread?
 
     init(pool: DatabasePool, maxBatch: Int, logger: Logger) {
         self.pool = pool
@@ -29,7 +28,6 @@ final class GroupCommitter: @unchecked Sendable {
         self.logger = logger
         let t = Thread { [unowned self] in self.run() }
         t.name = "hubbub-store-writer"
-        thread = t
         t.start()
     }
 

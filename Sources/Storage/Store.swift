@@ -25,7 +25,6 @@ public final class Store: Sendable {
     private let committer: GroupCommitter
     private let readQueue: DispatchQueue
     private let readSlots: DispatchSemaphore
-    private let logger: Logger
 
     /// Opens (creating if needed) the database and brings its schema up to date.
     public init(configuration: Configuration, migrations: DatabaseMigrator, logger: Logger = Logger(label: "hubbub.store")) throws {
@@ -43,7 +42,6 @@ public final class Store: Sendable {
         committer = GroupCommitter(pool: pool, maxBatch: configuration.maxBatch, logger: logger)
         readQueue = DispatchQueue(label: "hubbub.store.read", attributes: .concurrent)
         readSlots = DispatchSemaphore(value: configuration.maxReaders)
-        self.logger = logger
     }
 
     /// Runs `change` inside the next group transaction and returns once that transaction is

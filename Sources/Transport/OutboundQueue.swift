@@ -54,10 +54,12 @@ struct OutboundQueue {
         while head < chunks.count {
             var n = 0
             var i = head
+            var wanted = 0
             while i < chunks.count && n < iovecs.count {
                 let c = chunks[i]
                 let skip = i == head ? headOffset : 0
                 iovecs[n] = iovec(iov_base: UnsafeMutableRawPointer(mutating: c.baseAddress + skip), iov_len: c.count - skip)
+                wanted += c.count - skip
                 n += 1
                 i += 1
             }
@@ -68,10 +70,9 @@ struct OutboundQueue {
                 return .failed(e)
             }
             written += rc
-            let wanted = (0..<n).reduce(0) { $0 + iovecs[$1].iov_len }
             consume(rc)
             // A short write means the socket buffer is full: another call would only get EAGAIN.
-            if rc < wanted { return head == chunks.count ? .drained : .blocked }
+            if rc < wanted { return .blocked }
         }
         return .drained
     }

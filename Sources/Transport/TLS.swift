@@ -116,7 +116,9 @@ final class TLSSession {
     }
 
     /// Gives back a BIO's memory once it is empty, so a past burst does not stay resident.
-    private func shrinkIdleBIOs() {
+    /// Called from the connection's tick, not per record: a busy connection would otherwise free
+    /// and regrow its buffers for every large message.
+    func shrinkIdleBIOs() {
         if hubbub_BIO_ctrl_pending(readBIO) == 0 && hubbub_BIO_mem_capacity(readBIO) > Self.idleBIOCapacity,
            let fresh = TLSSession.memoryBIO() {
             SSL_set0_rbio(ssl, fresh) // frees the old one
@@ -178,7 +180,6 @@ final class TLSSession {
         if n > 0 { return Int(n) }
         switch SSL_get_error(ssl, n) {
         case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE:
-            shrinkIdleBIOs()
             return 0
         default:
             ERR_clear_error()
@@ -217,7 +218,6 @@ final class TLSSession {
         let chunk = SharedBytes.create(count: pending) { dst in
             _ = BIO_read(writeBIO, dst.baseAddress, Int32(pending))
         }
-        shrinkIdleBIOs()
         return chunk
     }
 }

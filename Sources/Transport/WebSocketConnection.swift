@@ -155,6 +155,7 @@ public final class WebSocketConnection {
     }
 
     func tick(now: UInt64) {
+        tls?.shrinkIdleBIOs()
         switch phase {
         case .connecting, .tlsHandshake, .httpHead:
             if deadline != 0 && now >= deadline {

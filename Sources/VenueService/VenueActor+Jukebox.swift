@@ -75,15 +75,15 @@ extension VenueActor {
     public func vote(by user: String, uri: String) async throws(ProtocolError) -> JSON {
         let now = Date().timeIntervalSince1970
         try apply(cause: ["action": "vote", "by": .string(user), "track": .string(uri)]) { try $0.vote(user: user, uri: uri, now: now) }
-        let track = jukebox.entry(uri)?.track
+        let track = jukebox.track(of: uri)
         try await persist(track.map { [TrackActionRow(user: user, kind: "vote", track: $0, at: now)] } ?? [])
-        return ["track": .string(uri), "votes": .int(jukebox.votes[uri] ?? 0)]
+        return ["track": .string(uri), "votes": .int(jukebox.voteCount(of: uri))]
     }
 
     public func unvote(by user: String, uri: String) async throws(ProtocolError) -> JSON {
         try apply(cause: ["action": "unvote", "by": .string(user), "track": .string(uri)]) { try $0.unvote(user: user, uri: uri) }
         try await persist()
-        return ["track": .string(uri), "votes": .int(jukebox.votes[uri] ?? 0)]
+        return ["track": .string(uri), "votes": .int(jukebox.voteCount(of: uri))]
     }
 
     public func request(by user: String, track: Track) async throws(ProtocolError) -> JSON {
@@ -97,7 +97,7 @@ extension VenueActor {
         var rows = [TrackActionRow(user: user, kind: "vote", track: track, at: now)]
         if !wasQueued { rows.append(TrackActionRow(user: user, kind: "request", track: track, at: now)) }
         try await persist(rows)
-        return ["track": track.json, "votes": .int(jukebox.votes[track.uri] ?? 0)]
+        return ["track": track.json, "votes": .int(jukebox.voteCount(of: track.uri))]
     }
 
     /// UC10/UC12: who voted for a track, and who requested it.
@@ -108,9 +108,6 @@ extension VenueActor {
     }
 
     public var currentSettings: VenueSettings { jukebox.settings }
-
-    /// UC19: the current playlist.
-    public func snapshotJSONForReply() -> JSON { snapshotJSON }
 
     // MARK: Applying and persisting
 
@@ -154,12 +151,12 @@ extension VenueActor {
     }
 
     var orderJSON: JSON {
-        let votes = jukebox.votes
-        return ["order": .array(jukebox.order.map { .string($0) }),
-                "votes": .object(jukebox.order.map { ($0, .int(votes[$0] ?? 0)) })]
+        ["order": .array(jukebox.order.map { .string($0) }),
+         "votes": .object(jukebox.order.map { ($0, .int(jukebox.voteCount(of: $0))) })]
     }
 
-    var snapshotJSON: JSON {
+    /// UC19: the current playlist (also a snapshot's `playlist`).
+    public var snapshotJSON: JSON {
         let s = jukebox.snapshot
         return ["playlist": s.playlist.map { ["uri": .string($0.uri), "creator": .string($0.creator)] } ?? .null,
                 "nowPlaying": s.nowPlaying.map { .string($0) } ?? .null,

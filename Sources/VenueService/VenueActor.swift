@@ -23,8 +23,7 @@ public actor VenueActor<Sink: PushSink> {
     var retired = false
     /// The playlist state; changed only in `apply`, written by `persist`.
     var jukebox: Jukebox
-    /// Changes not yet durable, and who waits for them.
-    private var unsaved = false
+    /// Changes not yet durable (each has a waiter), and their history rows.
     private var unsavedActions: [TrackActionRow] = []
     private var waiters: [CheckedContinuation<Void, Error>] = []
     private var flushing = false
@@ -40,10 +39,7 @@ public actor VenueActor<Sink: PushSink> {
         room = Room(name: "venue:\(venue.id)", epoch: VenueActor.newEpoch(), limits: history)
     }
 
-    static func newEpoch() -> String {
-        let alphabet = Array("abcdefghijkmnopqrstuvwxyz23456789")
-        return String((0..<8).map { _ in alphabet[Int.random(in: 0..<alphabet.count)] })
-    }
+    static func newEpoch() -> String { randomToken(length: 8) }
 
     /// Pushes an event to the room.
     func publish(event: String, data: JSON) {
@@ -91,7 +87,6 @@ public actor VenueActor<Sink: PushSink> {
     /// Waits until every change applied so far is on disk. Changes made while a write is in
     /// flight share the next one: one row per venue per commit, however many votes it holds.
     func persist(_ actions: [TrackActionRow] = []) async throws(ProtocolError) {
-        unsaved = true
         unsavedActions += actions
         pendingWrites += 1
         defer { pendingWrites -= 1 }
@@ -109,20 +104,20 @@ public actor VenueActor<Sink: PushSink> {
     }
 
     private func flush() async {
-        while unsaved {
+        while !waiters.isEmpty {
             let waiting = waiters
             let actions = unsavedActions
             waiters = []
             unsavedActions = []
-            unsaved = false
-            // Encoded on the store's writer thread, not here: the venue keeps taking votes meanwhile.
-            let records = jukebox.records
+            // Turned into rows and encoded on the store's writer thread, not here: the venue keeps
+            // taking votes meanwhile (the copy is cheap, its storage is shared until changed).
+            let jukebox = self.jukebox
             let id = venue.id
             do {
                 try await store.write { db in
                     let now = Date().timeIntervalSince1970
                     try db.execute(sql: "INSERT OR REPLACE INTO jukebox (venue_id, state, updated_at) VALUES (?, ?, ?)",
-                                   arguments: [id, records.storedJSON, now])
+                                   arguments: [id, jukebox.records.storedJSON, now])
                     for a in actions {
                         try db.execute(sql: "INSERT INTO track_action (user_id, venue_id, kind, uri, title, artist, at) VALUES (?, ?, ?, ?, ?, ?, ?)",
                                        arguments: [a.user, id, a.kind, a.track.uri, a.track.title, a.track.artist, a.at])

@@ -106,7 +106,7 @@ public actor VenueDirectory<Sink: PushSink> {
 
     /// UC6: venues whose name or address contains the query, case- and accent-insensitively.
     public func search(_ q: String) async throws(ProtocolError) -> [VenueRecord] {
-        let folded = VenueText.normalized(q).trimmingSpacesAndNewlines
+        let folded = VenueText.normalized(q) // trimmed already
         guard !folded.isEmpty else { throw .badRequest("field q is empty") }
         let pattern = "%" + folded.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
             .replacingOccurrences(of: "_", with: "\\_") + "%"
@@ -209,7 +209,6 @@ public actor VenueDirectory<Sink: PushSink> {
         }
     }
 
-    public nonisolated var liveCount: Int { liveActors.withLock { $0.count } }
 
     // MARK: Storage helpers
 
@@ -223,13 +222,11 @@ public actor VenueDirectory<Sink: PushSink> {
         do { return try await store.read(query) } catch { throw ProtocolError(.unavailable, "could not read venues; try again") }
     }
 
-    private func randomID() -> String {
-        let alphabet = Array("abcdefghijkmnopqrstuvwxyz23456789")
-        return String((0..<10).map { _ in alphabet[Int.random(in: 0..<alphabet.count)] })
-    }
+    private func randomID() -> String { randomToken(length: 10) }
 }
 
-/// Case- and accent-insensitive text for search.
-enum SearchText {
-    static func fold(_ s: String) -> String { VenueText.normalized(s) }
+/// Random lowercase letters and digits, without the easily confused l, 0 and 1.
+func randomToken(length: Int) -> String {
+    let alphabet = Array("abcdefghijkmnopqrstuvwxyz23456789")
+    return String((0..<length).map { _ in alphabet[Int.random(in: 0..<alphabet.count)] })
 }

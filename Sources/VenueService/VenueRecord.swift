@@ -1,5 +1,6 @@
 import GRDB
 import Realtime
+import Venues
 
 /// A venue's profile as stored and as sent to clients.
 public struct VenueRecord: Sendable, Equatable {
@@ -44,7 +45,7 @@ public struct VenueRecord: Sendable, Equatable {
     }
 
     /// The text venue search matches against (UC6: name or address).
-    var searchText: String { SearchText.fold("\(name) \(address) \(postcode) \(city)") }
+    var searchText: String { VenueText.normalized("\(name) \(address) \(postcode) \(city)") }
 }
 
 /// The fields of venue.register and venue.update, validated: all required, none blank (UC16 6a, UC17 8a).

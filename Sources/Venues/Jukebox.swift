@@ -261,6 +261,10 @@ public struct Jukebox: Sendable, Equatable {
     public var entries: [QueueEntry] { order.map { entry(queue[$0]!) } }
     /// One queued track, or nil.
     public func entry(_ uri: String) -> QueueEntry? { queue[uri].map(entry) }
+    /// A queued track's votes (0 when not queued), without building the whole `votes` map.
+    public func voteCount(of uri: String) -> Int { queue[uri]?.votes.count ?? 0 }
+    /// A queued track, or nil.
+    public func track(of uri: String) -> Track? { queue[uri]?.track }
     public func contains(_ uri: String) -> Bool { queue[uri] != nil }
     /// UC10: who voted for `uri`, in vote order (empty when not queued).
     public func voters(of uri: String) -> [String] { queue[uri]?.votes.map(\.user) ?? [] }

@@ -8,6 +8,7 @@ import PackageDescription
 // - swift-argument-parser: subcommands and help for the load-test harness.
 // - hdrhistogram-swift: latency percentiles in the load-test harness.
 // - GRDB.swift: SQLite (WAL, migrations, savepoints) for the embedded durable store.
+// - swift-service-lifecycle: ordered start and graceful stop of the server's services (ServiceGroup).
 let package = Package(
     name: "hubbub",
     products: [
@@ -25,6 +26,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-system", from: "1.5.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         // C shims: nothing but these targets sees C headers.
@@ -56,9 +58,17 @@ let package = Package(
         // Rooms with sequence numbers, epochs and recovery history; the JSON envelope of protocol.md.
         .target(name: "Realtime", dependencies: ["WebSocket"]),
 
+        // The seam every domain plugs into: ops, room directories, settings, migrations, services.
+        .target(name: "DomainSeam", dependencies: [
+            "Realtime", "Storage", "WebSocket",
+            .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ]),
+
         // Accounts: sign-up, log-in, signed tokens, profiles, deletion.
         .target(name: "Accounts", dependencies: [
-            "Realtime", "Storage", "HubbubCrypto",
+            "Realtime", "Storage", "HubbubCrypto", "DomainSeam",
             .product(name: "GRDB", package: "GRDB.swift"),
         ]),
 
@@ -66,16 +76,20 @@ let package = Package(
         .target(name: "Venues"),
         // Venues live: one actor per venue, its room, its durable state.
         .target(name: "VenueService", dependencies: [
-            "Venues", "Realtime", "Storage", "WebSocket",
+            "Venues", "Realtime", "Storage", "WebSocket", "DomainSeam",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "GRDB", package: "GRDB.swift"),
         ]),
 
         // A WebSocket client (ws/wss, masking, compression) over the same transport.
-        .target(name: "HubbubClient", dependencies: ["Transport", "WebSocket"]),
+        .target(name: "HubbubClient", dependencies: ["Transport", "WebSocket", "Realtime"]),
 
         // Wiring: configuration, endpoints, metrics exposition.
         .target(name: "HubbubServer", dependencies: [
-            "Transport", "WebSocket", "Realtime", "Storage", "Accounts", "HubbubCrypto", "VenueService",
+            "Transport", "WebSocket", "Realtime", "Storage", "Accounts", "HubbubCrypto", "VenueService", "DomainSeam",
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Metrics", package: "swift-metrics"),
@@ -102,17 +116,17 @@ let package = Package(
 
         // Helpers shared by the test targets: an in-process server, a raw socket for bad input.
         .target(name: "HubbubTestSupport", dependencies: [
-            "HubbubServer", "HubbubClient", "Transport", "WebSocket", "Realtime",
+            "HubbubServer", "HubbubClient", "Transport", "WebSocket", "Realtime", "DomainSeam", "Accounts",
             .product(name: "Logging", package: "swift-log"),
         ], path: "Tests/TestSupport"),
         .testTarget(name: "WebSocketTests", dependencies: ["WebSocket"]),
         .testTarget(name: "VenuesTests", dependencies: ["Venues"]),
-        .testTarget(name: "VenueServiceTests", dependencies: ["VenueService", "Venues"]),
+        .testTarget(name: "VenueServiceTests", dependencies: ["VenueService", "Venues", "DomainSeam", "Realtime", "Storage", "WebSocket"]),
         .testTarget(name: "LoadHarnessTests", dependencies: ["LoadHarness", "Realtime"]),
         .testTarget(name: "RealtimeTests", dependencies: ["Realtime", "WebSocket"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "HubbubClient", "WebSocket", "HubbubTestSupport"]),
         .testTarget(name: "HubbubServerTests", dependencies: ["HubbubServer", "HubbubClient", "Transport", "WebSocket", "Realtime",
-                                                              "HubbubTestSupport"]),
+                                                              "HubbubTestSupport", "DomainSeam", "Accounts", "VenueService"]),
     ]
 )

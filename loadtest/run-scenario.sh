@@ -4,12 +4,13 @@
 # (a reused server would still be working off the previous run's backlog).
 #   loadtest/run-scenario.sh SCENARIO [hubbub-load run options...]
 #   e.g. loadtest/run-scenario.sh friday-night --scale 2 --out /tmp/fn
+#        loadtest/run-scenario.sh soak --duration 2h      (the server's RSS slope decides it)
 # Environment: SERVER_ARGS (extra server flags), SERVER_CPUS / LOAD_CPUS (default 1 / 0).
 # The server hashes passwords with 1,000 PBKDF2 iterations so seeding thousands of accounts
 # through the protocol takes seconds, not hours; nothing else differs from the defaults.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[[ $# -ge 1 ]] || { sed -n 2,9p "$0"; exit 2; }
+[[ $# -ge 1 ]] || { sed -n 2,10p "$0"; exit 2; }
 SCENARIO=$1; shift
 BIN=.build/release/hubbub LOAD=.build/release/hubbub-load
 [[ -x $BIN && -x $LOAD ]] || { echo "build first: swift build -c release" >&2; exit 2; }

@@ -13,7 +13,7 @@ final class HubbubApplication: ServerApplication, @unchecked Sendable {
     private let sessionEndpoint: WebSocketEndpoint
     private var broadcastEndpoint: WebSocketEndpoint?
 
-    init(configuration: HubbubConfiguration, metrics: MetricsExposition, services: Services) {
+    init(configuration: HubbubConfiguration, metrics: MetricsExposition, sessions: SessionContext) {
         self.configuration = configuration
         self.metrics = metrics
         policy = Handshake.ServerPolicy(subprotocols: ["hubbub.v1"], allowedOrigins: configuration.allowedOrigins,
@@ -22,7 +22,7 @@ final class HubbubApplication: ServerApplication, @unchecked Sendable {
         echoLimits.maxMessageSize = configuration.limits.echoMaxMessageBytes
         echoLimits.maxFrameSize = configuration.limits.echoMaxMessageBytes
         echoEndpoint = WebSocketEndpoint(policy: policy, webSocket: echoLimits) { _ in EchoHandler.shared }
-        sessionEndpoint = WebSocketEndpoint(policy: policy) { connection in SessionHandler(connection: connection, services: services) }
+        sessionEndpoint = WebSocketEndpoint(policy: policy) { connection in SessionHandler(connection: connection, context: sessions) }
     }
 
     func attach(broadcast hub: BroadcastHub) {

@@ -1,4 +1,5 @@
 import Configuration
+import DomainSeam
 import SystemPackage
 import Transport
 import WebSocket
@@ -26,19 +27,12 @@ public struct HubbubConfiguration: Sendable, Equatable {
     public var allowedOrigins: [String] = []
     /// trace, debug, info, notice, warning, error, critical.
     public var logLevel = "info"
-    public var auth = Auth()
     public var rateLimits = RateLimits()
     public var sessions = Sessions()
     public var rooms = Rooms()
-
-    public struct Auth: Sendable, Equatable {
-        /// HMAC key for tokens; empty: a random key kept in `<dataDir>/token-secret`.
-        public var tokenSecret = ""
-        public var tokenLifetimeHours = 720
-        /// PBKDF2-HMAC-SHA-256 iterations for new passwords.
-        public var kdfIterations = 100_000
-        public var passwordMinLength = 8
-    }
+    /// The domains' own settings (`venues.retireAfterSeconds`, `auth.kdfIterations`...), by key;
+    /// a key not set has its `Setting`'s default.
+    public var domainSettings = SettingValues()
 
     /// Per-session token buckets (sustained per second, burst).
     public struct RateLimits: Sendable, Equatable {
@@ -63,6 +57,8 @@ public struct HubbubConfiguration: Sendable, Equatable {
         public var historySize = 1000
         /// Oldest push kept for recovery, in seconds.
         public var historySeconds = 300
+        /// Most bytes of pushes each room keeps for recovery.
+        public var historyBytes = 256 * 1024
     }
 
     public struct TLS: Sendable, Equatable {
@@ -150,7 +146,8 @@ extension HubbubConfiguration {
     /// Reads settings from, in order of precedence: the command line (`--tls-port 8443`),
     /// `HUBBUB_*` environment variables (`HUBBUB_TLS_PORT`), the JSON file named by `--config`
     /// (or `HUBBUB_CONFIG`), then the defaults.
-    public static func load(arguments: [String], environment: [String: String]) async throws -> HubbubConfiguration {
+    public static func load(arguments: [String], environment: [String: String],
+                            domains: [any Domain.Type] = HubbubServer.standardDomains) async throws -> HubbubConfiguration {
         let cli = CommandLineArgumentsProvider(arguments: arguments)
         let env = EnvironmentVariablesProvider(environmentVariables: environment).prefixKeys(with: "hubbub")
         var providers: [any ConfigProvider] = [cli, env]
@@ -163,7 +160,8 @@ extension HubbubConfiguration {
             }
         }
         let log = KeyLog()
-        let configuration = try HubbubConfiguration(reader: ConfigReader(providers: providers), log: log)
+        let configuration = try HubbubConfiguration(reader: ConfigReader(providers: providers), log: log,
+                                                    domainSettings: domains.flatMap { $0.settings })
         // A misspelt option must not be ignored silently: every --flag has to name a known key.
         let known = Set(log.keys.map(cliName)).union(["config", "help"])
         for argument in arguments.dropFirst() where argument.hasPrefix("--") {
@@ -194,7 +192,7 @@ extension HubbubConfiguration {
         var keys: [String] = []
     }
 
-    init(reader r: ConfigReader, log: KeyLog = KeyLog()) throws {
+    init(reader r: ConfigReader, log: KeyLog = KeyLog(), domainSettings: [any AnySetting] = []) throws {
         self.init()
         let v = Values(reader: r, log: log)
         try v.string("host", &host)
@@ -231,10 +229,6 @@ extension HubbubConfiguration {
         try v.int("deflate.minimumSize", &deflate.minimumSize, 0...(1 << 30))
         log.keys.append("allowedOrigins")
         if let origins = r.stringArray(forKey: "allowedOrigins") { allowedOrigins = origins }
-        try v.string("auth.tokenSecret", &auth.tokenSecret)
-        try v.int("auth.tokenLifetimeHours", &auth.tokenLifetimeHours, 1...87_600)
-        try v.int("auth.kdfIterations", &auth.kdfIterations, 1...10_000_000)
-        try v.int("auth.passwordMinLength", &auth.passwordMinLength, 1...256)
         try v.double("rateLimits.authPerSecond", &rateLimits.authPerSecond)
         try v.int("rateLimits.authBurst", &rateLimits.authBurst, 1...1_000_000)
         try v.double("rateLimits.readPerSecond", &rateLimits.readPerSecond)
@@ -246,6 +240,11 @@ extension HubbubConfiguration {
         try v.int("sessions.maxSubscriptions", &sessions.maxSubscriptions, 1...100_000)
         try v.int("rooms.historySize", &rooms.historySize, 0...1_000_000)
         try v.int("rooms.historySeconds", &rooms.historySeconds, 0...86_400)
+        try v.int("rooms.historyBytes", &rooms.historyBytes, 0...(1 << 30))
+        for setting in domainSettings {
+            // Kept only when it differs from the default, so equal settings compare equal.
+            if let value = try v.setting(setting), value != setting.defaultSetting { self.domainSettings.set(setting.key, value) }
+        }
         try v.string("logLevel", &logLevel)
         guard ["trace", "debug", "info", "notice", "warning", "error", "critical"].contains(logLevel) else {
             throw ConfigurationError(key: "logLevel", problem: "unknown level \(logLevel)")
@@ -285,6 +284,27 @@ extension HubbubConfiguration {
             } else if let s = reader.string(forKey: ConfigKey(key)) {
                 throw ConfigurationError(key: key, problem: "'\(s)' is not a number")
             }
+        }
+
+        /// A domain's setting, read as its default's type and checked against its range.
+        func setting(_ s: any AnySetting) throws -> SettingValueBox? {
+            log.keys.append(s.key)
+            let key = ConfigKey(s.key)
+            let found: SettingValueBox?
+            switch s.defaultSetting {
+            case .int: found = reader.int(forKey: key).map { .int($0) }
+            case .double: found = reader.double(forKey: key).map { .double($0) }
+            case .bool: found = reader.bool(forKey: key).map { .bool($0) }
+            case .string: found = reader.string(forKey: key).map { .string($0) }
+            }
+            guard let found else {
+                if let text = reader.string(forKey: key) {
+                    throw ConfigurationError(key: s.key, problem: "'\(text)' is not of the right type (default: \(s.defaultSetting))")
+                }
+                return nil
+            }
+            if let problem = s.check(found) { throw ConfigurationError(key: s.key, problem: problem) }
+            return found
         }
 
         func bool(_ key: String, _ target: inout Bool) throws {

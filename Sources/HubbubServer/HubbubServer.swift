@@ -1,58 +1,75 @@
-import Accounts
+import DomainSeam
 import Foundation
 import GRDB
-import HubbubCrypto
 import Logging
+import Realtime
+import ServiceLifecycle
 import Storage
 import Synchronization
-import VenueService
 import Transport
+import UnixSignals
 import WebSocket
 
-/// The Hubbub server: configuration in, listening sockets and endpoints out.
+/// The Hubbub server: configuration in, listening sockets and endpoints out. Its parts run as
+/// services of one `ServiceGroup`, started in this order and stopped in the reverse one: the
+/// store, each domain's background services, then the transport. So a stop first drains the
+/// connections (1001 `restart`), then stops the domains' timers, then commits and closes the store.
 public final class HubbubServer: Sendable {
     public let configuration: HubbubConfiguration
     let transport: Server
     let store: Store
-    let venues: VenueDirectory<LoopSink>
+    let registry: DomainRegistry
     private let logger: Logger
-    private let retirer = Mutex<Task<Void, Never>?>(nil)
+    private let group: ServiceGroup
+    private let running = Mutex<Task<Void, Never>?>(nil)
+    private let stopped = DispatchSemaphore(value: 0)
 
-    /// - Parameter tlsOnFreePort: serve TLS on a free port even though `tls.port` is 0 (tests).
-    public init(configuration: HubbubConfiguration, logger: Logger, tlsOnFreePort: Bool = false) throws {
+    /// - Parameters:
+    ///   - domains: the domains to run (tests add their own).
+    ///   - tlsOnFreePort: serve TLS on a free port even though `tls.port` is 0 (tests).
+    ///   - stopsOnSignals: SIGTERM and SIGINT start the graceful stop (the executable; not tests).
+    public init(configuration: HubbubConfiguration, logger: Logger, domains: [any Domain.Type] = HubbubServer.standardDomains,
+                tlsOnFreePort: Bool = false, stopsOnSignals: Bool = false) throws {
         self.configuration = configuration
         self.logger = logger
         var tlsContext: TLSContext?
         if configuration.tls.port > 0 || tlsOnFreePort {
             tlsContext = try TLSContext.server(certificatePath: configuration.tls.cert, privateKeyPath: configuration.tls.key)
         }
-        let exposition = MetricsExposition.shared
-        store = try Store(configuration: .init(directory: configuration.dataDir), migrations: HubbubServer.migrations(),
-                          logger: logger)
-        var accountConfig = AccountService.Configuration()
-        accountConfig.pbkdf2Iterations = configuration.auth.kdfIterations
-        accountConfig.passwordMinLength = configuration.auth.passwordMinLength
-        accountConfig.tokenLifetimeSeconds = Double(configuration.auth.tokenLifetimeHours) * 3600
-        let accounts = try AccountService(store: store, secret: try HubbubServer.tokenSecret(configuration), configuration: accountConfig)
-        var venueConfig = VenueDirectory<LoopSink>.Configuration()
-        venueConfig.history = .init(count: configuration.rooms.historySize, maxAgeSeconds: Double(configuration.rooms.historySeconds))
-        let venues = VenueDirectory(store: store, sink: LoopSink(), configuration: venueConfig)
-        self.venues = venues
-        let r = configuration.rateLimits
-        let services = Services(
-            configuration: .init(rateBudgets: [.auth: .init(perSecond: r.authPerSecond, burst: Double(r.authBurst)),
-                                               .read: .init(perSecond: r.readPerSecond, burst: Double(r.readBurst)),
-                                               .write: .init(perSecond: r.writePerSecond, burst: Double(r.writeBurst))],
-                                 abuseThreshold: r.abuseThreshold, maxPendingRequests: configuration.sessions.maxPendingRequests,
-                                 maxSubscriptions: configuration.sessions.maxSubscriptions),
-            accounts: accounts, venues: venues, logger: logger)
-        let app = HubbubApplication(configuration: configuration, metrics: exposition, services: services)
+        var migrator = DatabaseMigrator()
+        for d in domains { d.migrations(&migrator) }
+        store = try Store(configuration: .init(directory: configuration.dataDir), migrations: migrator, logger: logger)
+
+        let sink = LoopSink()
+        let r = configuration.rooms
+        let context = DomainContext(store: store, sink: sink, settings: configuration.domainSettings,
+                                    roomHistory: .init(count: r.historySize, maxAgeSeconds: Double(r.historySeconds), maxBytes: r.historyBytes),
+                                    capabilities: Capabilities(), logger: logger, dataDirectory: configuration.dataDir)
+        registry = try DomainRegistry(domains: try domains.map { try $0.init(context: context) })
+
+        let rl = configuration.rateLimits
+        let sessions = SessionContext(
+            registry: registry, sink: sink,
+            limits: .init(rateBudgets: [.auth: .init(perSecond: rl.authPerSecond, burst: Double(rl.authBurst)),
+                                        .read: .init(perSecond: rl.readPerSecond, burst: Double(rl.readBurst)),
+                                        .write: .init(perSecond: rl.writePerSecond, burst: Double(rl.writeBurst))],
+                          abuseThreshold: rl.abuseThreshold, maxPendingRequests: configuration.sessions.maxPendingRequests,
+                          maxSubscriptions: configuration.sessions.maxSubscriptions),
+            logger: logger)
+        let app = HubbubApplication(configuration: configuration, metrics: MetricsExposition.shared, sessions: sessions)
         let d = configuration.deflate
         var transportConfiguration = configuration.transport(tlsContext: tlsContext)
         if tlsOnFreePort { transportConfiguration.tlsPort = 0 }
         transport = try Server(configuration: transportConfiguration, application: app, logger: logger,
                                deflaters: DeflaterPool(level: d.level, memoryLevel: d.memoryLevel))
+        sink.attach(transport.eventLoops)
         if configuration.bench { app.attach(broadcast: BroadcastHub(loops: transport.eventLoops)) }
+
+        let services: [any Service] = [StoreService(store: store)] + registry.services
+            + [TransportService(transport: transport, logger: logger, ready: "hubbub ready: \(HubbubServer.urls(configuration, transport).joined(separator: " "))")]
+        var groupConfiguration = ServiceGroupConfiguration(services: services.map { .init(service: $0) }, logger: logger)
+        if stopsOnSignals { groupConfiguration.gracefulShutdownSignals = [.sigterm, .sigint] }
+        group = ServiceGroup(configuration: groupConfiguration)
     }
 
     /// The bound plain port (resolved when configured as 0).
@@ -61,12 +78,15 @@ public final class HubbubServer: Sendable {
     public var tlsPort: Int? { transport.tlsPort }
 
     /// The URLs served, for the ready line.
-    public var urls: [String] {
+    public var urls: [String] { HubbubServer.urls(configuration, transport) }
+
+    static func urls(_ configuration: HubbubConfiguration, _ transport: Server) -> [String] {
         let host = configuration.host == "0.0.0.0" ? "127.0.0.1" : configuration.host
+        let port = transport.port
         var out = ["ws://\(host):\(port)/ws", "http://\(host):\(port)/healthz", "http://\(host):\(port)/metrics"]
         if configuration.echo { out.append("ws://\(host):\(port)/echo") }
         if configuration.bench { out.append("ws://\(host):\(port)/broadcast") }
-        if let t = tlsPort {
+        if let t = transport.tlsPort {
             out.append("wss://\(host):\(t)/ws")
             if configuration.echo { out.append("wss://\(host):\(t)/echo") }
             if configuration.bench { out.append("wss://\(host):\(t)/broadcast") }
@@ -74,54 +94,68 @@ public final class HubbubServer: Sendable {
         return out
     }
 
-    /// Starts serving; returns at once.
+    /// Runs every service until a graceful shutdown (SIGTERM or SIGINT when `signals` is set, or
+    /// `shutdown()`), then stops them in reverse order and returns.
+    public func run() async throws {
+        try await group.run()
+    }
+
+    /// Starts serving in the background and returns (the ports are bound already: connections
+    /// wait in the backlog until the loops run).
     public func start() {
-        transport.start()
-        // Venue actors nobody watches are retired after a while; their state is on disk.
-        let venues = self.venues
-        retirer.withLock { $0 = Task.detached {
-            while !Task.isCancelled {
-                try? await Task.sleep(nanoseconds: 60_000_000_000)
-                await venues.retireIdle(now: Date().timeIntervalSince1970)
-            }
+        let group = self.group
+        let stopped = self.stopped
+        let logger = self.logger
+        running.withLock { $0 = Task.detached {
+            do { try await group.run() } catch { logger.error("a service failed", metadata: ["error": "\(error)"]) }
+            stopped.signal()
         } }
-        logger.info("hubbub ready: \(urls.joined(separator: " "))",
-                    metadata: ["loops": "\(transport.eventLoops.count)", "dataDir": "\(configuration.dataDir)"])
     }
 
     /// Open WebSocket connections.
     public var openConnections: Int { transport.openWebSockets }
 
-    /// Graceful stop: no new connections, 1001 `restart` to everyone, drain, then return.
+    /// Graceful stop of a server begun with `start()`: no new connections, 1001 `restart` to
+    /// everyone, drain, stop the domains' services, close the store; returns when all is done.
     public func shutdown() {
-        logger.info("shutting down", metadata: ["open": "\(transport.openWebSockets)"])
-        transport.shutdown()
-        retirer.withLock { $0?.cancel() }
-        store.close()
-        logger.info("stopped")
+        guard running.withLock({ $0 }) != nil else { return }
+        Task.detached { [group] in await group.triggerGracefulShutdown() }
+        stopped.wait()
+        running.withLock { $0 = nil }
     }
 }
 
-extension HubbubServer {
-    /// Every domain's tables, in order.
-    static func migrations() -> DatabaseMigrator {
-        var m = DatabaseMigrator()
-        AccountSchema.register(&m)
-        VenueSchema.register(&m)
-        return m
-    }
+/// The store as a service: open from the start; on shutdown (after the transport and the
+/// domains), commits what is queued and closes.
+struct StoreService: Service {
+    let store: Store
 
-    /// The token key: from configuration, else a random one kept (0600) in the data directory so
-    /// tokens survive restarts.
-    static func tokenSecret(_ configuration: HubbubConfiguration) throws -> [UInt8] {
-        if !configuration.auth.tokenSecret.isEmpty { return Array(configuration.auth.tokenSecret.utf8) }
-        let path = (configuration.dataDir as NSString).appendingPathComponent("token-secret")
-        if let text = try? String(contentsOfFile: path, encoding: .utf8), let bytes = Base64.decode(text.trimmingCharacters(in: .whitespacesAndNewlines)),
-           bytes.count >= 32 {
-            return bytes
+    func run() async throws {
+        try? await gracefulShutdown()
+        store.close()
+    }
+}
+
+/// The transport as a service: accepts until shutdown, then drains (1001 `restart` to every
+/// WebSocket, at most `timeouts.shutdownMs`) before the services started before it stop.
+struct TransportService: Service {
+    let transport: Server
+    let logger: Logger
+    let ready: String
+
+    func run() async throws {
+        transport.start()
+        logger.info("\(ready)", metadata: ["loops": "\(transport.eventLoops.count)"])
+        try? await gracefulShutdown()
+        logger.info("shutting down", metadata: ["open": "\(transport.openWebSockets)"])
+        // The drain blocks while the loops finish: on a thread of its own, not the cooperative pool.
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            let transport = self.transport
+            Thread.detachNewThread {
+                transport.shutdown()
+                done.resume()
+            }
         }
-        let secret = Digest.randomBytes(32)
-        FileManager.default.createFile(atPath: path, contents: Data(Base64.encode(secret).utf8), attributes: [.posixPermissions: 0o600])
-        return secret
+        logger.info("stopped")
     }
 }

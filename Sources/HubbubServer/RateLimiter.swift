@@ -1,3 +1,5 @@
+import DomainSeam
+
 /// Token buckets per class of operation, for one session. A request over its class's budget
 /// gets `rate_limited` with the wait; a session that keeps hammering after that is abusive.
 struct RateLimiter: Sendable {
@@ -7,28 +9,18 @@ struct RateLimiter: Sendable {
         var burst: Double
     }
 
-    /// Classes of operations.
-    enum OpClass: String, Sendable, CaseIterable {
-        /// signup, login, auth: slow on purpose (password hashing).
-        case auth
-        /// reads: get, search, list.
-        case read
-        /// writes: votes, requests, owner actions, profile changes.
-        case write
-    }
-
-    private var budgets: [OpClass: Budget]
-    private var tokens: [OpClass: Double] = [:]
-    private var updated: [OpClass: Double] = [:]
+    private var budgets: [RateClass: Budget]
+    private var tokens: [RateClass: Double] = [:]
+    private var updated: [RateClass: Double] = [:]
     /// Requests refused in a row; reset by any accepted one.
     private(set) var refusedInARow = 0
 
-    init(budgets: [OpClass: Budget]) {
+    init(budgets: [RateClass: Budget]) {
         self.budgets = budgets
     }
 
     /// Takes one token of `c` at time `now` (seconds); returns nil, or the wait in ms.
-    mutating func take(_ c: OpClass, now: Double) -> Int? {
+    mutating func take(_ c: RateClass, now: Double) -> Int? {
         guard let b = budgets[c] else { return nil }
         let last = updated[c] ?? now
         var t = min(b.burst, (tokens[c] ?? b.burst) + (now - last) * b.perSecond)

@@ -1,25 +1,40 @@
-import Accounts
+import DomainSeam
 import Foundation
 import Logging
 import Realtime
 import Transport
 import WebSocket
 
+/// What every session shares: the domains' ops and rooms, the sink, the limits.
+struct SessionContext: Sendable {
+    struct Limits: Sendable {
+        var rateBudgets: [RateClass: RateLimiter.Budget]
+        var abuseThreshold: Int
+        var maxPendingRequests: Int
+        var maxSubscriptions: Int
+    }
+
+    let registry: DomainRegistry
+    let sink: any PushSink
+    let limits: Limits
+    let logger: Logger
+}
+
 /// One connected client on `/ws`: who it is, what it may do, its rate limits. Requests are
-/// handled one at a time, in the order they arrived; each gets exactly one reply.
-actor Session {
-    let handle: ConnectionHandle
-    let services: Services
-    private(set) var user: AccountService.User?
-    private var claims: Tokens.Claims?
+/// taken one at a time, in the order they arrived; each gets exactly one reply. An op that hands
+/// its request on (a vote, answered once durable) lets the session take the next request at once.
+actor Session: SessionControl {
+    nonisolated let member: ConnectionID
+    private let context: SessionContext
+    private var identity: Identity?
     private var limiter: RateLimiter
     /// Rooms this connection is subscribed to.
     private var rooms: Set<String> = []
 
-    init(handle: ConnectionHandle, services: Services) {
-        self.handle = handle
-        self.services = services
-        self.limiter = RateLimiter(budgets: services.configuration.rateBudgets)
+    init(member: ConnectionID, context: SessionContext) {
+        self.member = member
+        self.context = context
+        self.limiter = RateLimiter(budgets: context.limits.rateBudgets)
     }
 
     /// Processes messages until the connection ends.
@@ -27,98 +42,92 @@ actor Session {
         for await message in messages {
             await handle(message)
         }
-        await connectionClosed()
-    }
-
-    private func connectionClosed() async {
         let left = rooms
         rooms = []
-        await services.leave(left, handle)
+        await context.registry.leave(left, member)
     }
-
-    func send(_ text: String) { handle.send(OutboundMessage(text: text)) }
 
     private func handle(_ message: Message) async {
         guard message.kind == .text else {
-            return send(Envelope.failure(id: nil, error: .badRequest("messages must be JSON text frames")))
+            return Replier(member: member, requestID: -1, sink: context.sink).failureWithoutID(.badRequest("messages must be JSON text frames"))
         }
         let request: Request
         switch Request.parse(message.data) {
         case .success(let r): request = r
-        case .failure(let rejection): return send(Envelope.failure(id: rejection.id, error: rejection.error))
+        case .failure(let rejection):
+            return Replier(member: member, requestID: rejection.id ?? -1, sink: context.sink).failure(rejection.error, known: rejection.id != nil)
         }
-        guard let op = services.ops[request.op] else {
-            return send(Envelope.failure(id: request.id, error: .badRequest("unknown op \(request.op)")))
-        }
-        if let wait = limiter.take(op.opClass, now: Date().timeIntervalSince1970) {
-            send(Envelope.failure(id: request.id, error: ProtocolError(.rateLimited, "too many \(op.opClass.rawValue) requests", retryAfterMs: wait)))
-            if limiter.refusedInARow >= services.configuration.abuseThreshold {
-                services.logger.notice("closing an abusive connection", metadata: ["user": "\(user?.id ?? "-")"])
-                handle.close(code: .abuse, reason: "rate limits far exceeded")
+        let reply = Replier(member: member, requestID: request.id, sink: context.sink)
+        guard let op = context.registry.ops[request.op] else { return reply.failure(.badRequest("unknown op \(request.op)")) }
+        let now = Date().timeIntervalSince1970
+        if let wait = limiter.take(op.rateClass, now: now) {
+            reply.failure(ProtocolError(.rateLimited, "too many \(op.rateClass.rawValue) requests", retryAfterMs: wait))
+            if limiter.refusedInARow >= context.limits.abuseThreshold {
+                context.logger.notice("closing an abusive connection", metadata: ["user": "\(identity?.user ?? "-")"])
+                context.sink.close(member, code: .abuse, reason: "rate limits far exceeded")
             }
             return
         }
-        if op.needsAuth && user == nil {
-            return send(Envelope.failure(id: request.id, error: .unauthorized("log in or send auth first")))
-        }
-        if let claims, claims.expires <= Date().timeIntervalSince1970 {
+        if op.access == .user && identity == nil { return reply.failure(.unauthorized("log in or send auth first")) }
+        if let expires = identity?.expires, expires <= now {
             // protocol.md: 4002 token expired; the client logs in again and reconnects.
-            send(Envelope.failure(id: request.id, error: .unauthorized("token expired")))
-            user = nil
-            self.claims = nil
-            handle.close(code: .tokenExpired, reason: "token expired")
+            reply.failure(.unauthorized("token expired"))
+            identity = nil
+            context.sink.close(member, code: .tokenExpired, reason: "token expired")
             return
         }
-        do {
-            if let result = try await op.run(self, request) {
-                send(Envelope.success(id: request.id, result: result))
+        do throws(ProtocolError) {
+            switch try await op.run(request.args, OpCall(requestID: request.id, user: identity?.user, session: self, reply: reply)) {
+            case .reply(let result): reply.success(result)
+            case .sent: break
             }
         } catch {
-            send(Envelope.failure(id: request.id, error: error))
+            reply.failure(error)
         }
     }
 
-    // MARK: State changes used by ops
+    // MARK: SessionControl
 
-    func authenticated(_ user: AccountService.User, claims: Tokens.Claims?) {
-        self.user = user
-        self.claims = claims
+    func signIn(_ identity: Identity) { self.identity = identity }
+
+    func signOut() -> Identity? {
+        defer { identity = nil }
+        return identity
     }
 
-    func loggedOut() -> Tokens.Claims? {
-        let c = claims
-        user = nil
-        claims = nil
-        return c
-    }
-
-    func requireUser() throws(ProtocolError) -> AccountService.User {
-        guard let user else { throw .unauthorized("log in or send auth first") }
-        return user
-    }
-
-    /// Records a subscription, within the per-connection limit.
-    func addRoom(_ room: String) throws(ProtocolError) {
-        guard rooms.count < services.configuration.maxSubscriptions || rooms.contains(room) else {
-            throw ProtocolError(.tooLarge, "at most \(services.configuration.maxSubscriptions) subscriptions per connection")
+    func addSubscription(_ room: String) throws(ProtocolError) {
+        let limit = context.limits.maxSubscriptions
+        guard rooms.count < limit || rooms.contains(room) else {
+            throw ProtocolError(.tooLarge, "at most \(limit) subscriptions per connection")
         }
         rooms.insert(room)
     }
 
-    func removeRoom(_ room: String) { rooms.remove(room) }
+    func removeSubscription(_ room: String) { rooms.remove(room) }
+}
+
+extension Replier {
+    /// A failure for a message whose id could not be read (`"id": null`).
+    fileprivate func failureWithoutID(_ error: ProtocolError) {
+        sink.deliver(OutboundMessage(text: Envelope.failure(id: nil, error: error)), to: member)
+    }
+
+    fileprivate func failure(_ error: ProtocolError, known: Bool) {
+        if known { failure(error) } else { failureWithoutID(error) }
+    }
 }
 
 /// Bridges a `/ws` connection's loop thread to its session actor.
 final class SessionHandler: WebSocketHandler {
     private let continuation: AsyncStream<Message>.Continuation
 
-    init(connection: WebSocketConnection, services: Services) {
+    init(connection: WebSocketConnection, context: SessionContext) {
         // Bounded: a client that sends faster than its requests are handled is closed (4003)
         // rather than allowed to queue without limit.
         let (stream, continuation) = AsyncStream<Message>.makeStream(
-            bufferingPolicy: .bufferingOldest(services.configuration.maxPendingRequests))
+            bufferingPolicy: .bufferingOldest(context.limits.maxPendingRequests))
         self.continuation = continuation
-        let session = Session(handle: connection.handle, services: services)
+        let session = Session(member: connection.handle.id, context: context)
         Task { await session.run(stream) }
     }
 

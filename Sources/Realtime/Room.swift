@@ -1,31 +1,66 @@
 import WebSocket
 
-/// Someone a room can push to: hashable, and in a delivery batch (its event loop), so one push
-/// costs one hand-over per batch rather than one per member.
-public protocol RoomMember: Hashable, Sendable {
-    var batch: Int { get }
+/// Carries encoded pushes and replies to connections, from any thread. The transport's wiring
+/// implements it; rooms and domains only name connections by `ConnectionID`.
+public protocol PushSink: Sendable {
+    /// Hands `message` to `members`, which all share one loop (`ConnectionID.loop`): one hand-over.
+    func deliver(_ message: OutboundMessage, to members: [ConnectionID])
+    /// Hands `message` to one connection.
+    func deliver(_ message: OutboundMessage, to member: ConnectionID)
+    /// Starts closing a connection (revoked token, abuse).
+    func close(_ member: ConnectionID, code: CloseCode, reason: String)
 }
 
-/// Carries encoded pushes to members; `members` all share one batch.
-public protocol PushSink<Member>: Sendable {
-    associatedtype Member: RoomMember
-    func deliver(_ message: OutboundMessage, to members: [Member])
+/// A push event's name on the wire (`playlist.reordered`, `track.moved`...). Each domain lists its
+/// events in an enum of its own whose raw values are the names of protocol.md.
+public protocol RoomEvent: RawRepresentable<String>, Sendable {}
+
+/// Where a reconnecting client says it stood: the last `seq` it saw in `epoch`.
+public struct Since: Sendable, Equatable {
+    public var seq: UInt64
+    public var epoch: String
+    public init(seq: UInt64, epoch: String) {
+        self.seq = seq
+        self.epoch = epoch
+    }
+
+    /// `since` of a subscribe request (`{seq, epoch}`), if given; errors name the field.
+    public init?(_ args: Args) throws(ProtocolError) {
+        guard let s = try args.optionalObject("since") else { return nil }
+        let seq = try s.int("seq")
+        guard seq >= 0 else { throw .badRequest("field since.seq must not be negative") }
+        self.init(seq: UInt64(seq), epoch: try s.string("epoch", maxLength: 64))
+    }
 }
 
 /// One room's live state: sequence numbers, an epoch, a bounded history of recent pushes for
-/// recovery, and its members grouped by batch. Owned by one actor (the venue's, the corridor's...),
+/// recovery, and its members grouped by loop. Owned by one actor (the venue's, the corridor's...),
 /// so a push and a subscription never interleave.
-public struct Room<Member: RoomMember>: Sendable {
+///
+/// The history is bounded three ways, whichever bites first: a number of pushes, an age and a
+/// number of bytes. Its owner calls `trimHistory(now:)` from time to time, so a room that went
+/// quiet gives back its history without waiting for the next push.
+public struct Room: Sendable {
     /// Limits of the recovery history.
-    public struct HistoryLimits: Sendable {
+    public struct HistoryLimits: Sendable, Equatable {
         /// Most pushes kept.
         public var count: Int
         /// Oldest push kept, in seconds.
         public var maxAgeSeconds: Double
-        public init(count: Int = 1000, maxAgeSeconds: Double = 300) {
+        /// Most bytes kept (encoded pushes and their frames).
+        public var maxBytes: Int
+        public init(count: Int = 1000, maxAgeSeconds: Double = 300, maxBytes: Int = 256 * 1024) {
             self.count = count
             self.maxAgeSeconds = maxAgeSeconds
+            self.maxBytes = maxBytes
         }
+    }
+
+    private struct Entry: Sendable {
+        var seq: UInt64
+        var message: OutboundMessage
+        var at: Double
+        var bytes: Int
     }
 
     /// The room's name, e.g. `venue:v12`.
@@ -35,10 +70,15 @@ public struct Room<Member: RoomMember>: Sendable {
     /// The last push's sequence number (0 before the first).
     public private(set) var seq: UInt64 = 0
     private let limits: HistoryLimits
-    /// Recent pushes, oldest first: (seq, message, time).
-    private var history: [(UInt64, OutboundMessage, Double)] = []
+    /// Recent pushes, oldest first, from `historyStart` on.
+    private var history: [Entry] = []
     private var historyStart = 0
-    private var members: [Int: Set<Member>] = [:]
+    /// Bytes held by `history[historyStart...]`.
+    public private(set) var historyBytes = 0
+    /// Members by loop index; each list is handed to the sink as it is (no copy per push).
+    private var members: [[ConnectionID]] = []
+    /// Where each member sits in its loop's list, so leaving is O(1).
+    private var positions: [ConnectionID: Int] = [:]
 
     public init(name: String, epoch: String, limits: HistoryLimits = .init()) {
         self.name = name
@@ -46,33 +86,48 @@ public struct Room<Member: RoomMember>: Sendable {
         self.limits = limits
     }
 
-    public var memberCount: Int { members.values.reduce(0) { $0 + $1.count } }
+    public var memberCount: Int { positions.count }
+    /// Pushes kept for recovery.
+    public var historyCount: Int { history.count - historyStart }
 
-    /// Encodes a push once, records it for recovery and hands it to every member.
+    /// Encodes a push once, records it for recovery and hands it to every member, one hand-over per loop.
     @discardableResult
-    public mutating func publish(event: String, data: JSON, now: Double, sink: some PushSink<Member>) -> OutboundMessage {
+    public mutating func publish(_ event: some RoomEvent, data: JSON, now: Double, sink: any PushSink) -> OutboundMessage {
         seq += 1
-        let message = OutboundMessage(text: Envelope.push(room: name, seq: seq, epoch: epoch, event: event, data: data))
+        let message = OutboundMessage(text: Envelope.push(room: name, seq: seq, epoch: epoch, event: event.rawValue, data: data))
         record(seq, message, now)
-        for (_, group) in members where !group.isEmpty { sink.deliver(message, to: Array(group)) }
+        for group in members where !group.isEmpty { sink.deliver(message, to: group) }
         return message
     }
 
     private mutating func record(_ seq: UInt64, _ message: OutboundMessage, _ now: Double) {
-        history.append((seq, message, now))
-        trim(now: now)
+        guard limits.count > 0 else { return }
+        // The payload and its frame are both kept; a compressed frame, when made, is smaller.
+        let bytes = message.payload.count + message.frame.count + 64
+        history.append(Entry(seq: seq, message: message, at: now, bytes: bytes))
+        historyBytes += bytes
+        trimHistory(now: now)
     }
 
-    private mutating func trim(now: Double) {
+    /// Drops pushes beyond the history's limits (count, age, bytes).
+    public mutating func trimHistory(now: Double) {
         while historyStart < history.count,
-              history.count - historyStart > limits.count || now - history[historyStart].2 > limits.maxAgeSeconds {
+              history.count - historyStart > limits.count || now - history[historyStart].at > limits.maxAgeSeconds
+                || historyBytes > limits.maxBytes {
+            historyBytes -= history[historyStart].bytes
+            history[historyStart].message = Room.empty
             historyStart += 1
         }
-        if historyStart > 64 && historyStart * 2 > history.count {
+        if historyStart == history.count {
+            history = []
+            historyStart = 0
+        } else if historyStart > 64 && historyStart * 2 > history.count {
             history.removeFirst(historyStart)
             historyStart = 0
         }
     }
+
+    private static let empty = OutboundMessage(kind: .text, payload: [])
 
     /// Where a client that asks to resume stands.
     public enum Resume: Equatable, Sendable {
@@ -93,21 +148,72 @@ public struct Room<Member: RoomMember>: Sendable {
     /// Adds a member; with `since`, says whether the pushes it missed can be replayed.
     /// The caller sends its reply and then the recovered pushes to this member before anything
     /// else is published (it owns the room, so nothing can come in between).
-    public mutating func join(_ member: Member, since: (seq: UInt64, epoch: String)?, now: Double) -> Resume {
-        members[member.batch, default: []].insert(member)
+    public mutating func join(_ member: ConnectionID, since: Since?, now: Double) -> Resume {
+        if positions[member] == nil {
+            let loop = Int(member.loop)
+            if loop >= members.count { members.append(contentsOf: repeatElement([], count: loop + 1 - members.count)) }
+            positions[member] = members[loop].count
+            members[loop].append(member)
+        }
         guard let since else { return .snapshotNeeded }
-        trim(now: now)
+        trimHistory(now: now)
         guard since.epoch == epoch, since.seq <= seq else { return .snapshotNeeded }
         if since.seq == seq { return .recovered([]) }
         // The history must still hold seq+1 … current.
-        guard historyStart < history.count, history[historyStart].0 <= since.seq + 1 else { return .snapshotNeeded }
-        let missed = history[historyStart...].filter { $0.0 > since.seq }.map(\.1)
-        return .recovered(missed)
+        guard historyStart < history.count, history[historyStart].seq <= since.seq + 1 else { return .snapshotNeeded }
+        return .recovered(history[historyStart...].filter { $0.seq > since.seq }.map(\.message))
     }
 
     /// Removes a member (no-op if absent).
-    public mutating func leave(_ member: Member) {
-        members[member.batch]?.remove(member)
-        if members[member.batch]?.isEmpty == true { members[member.batch] = nil }
+    public mutating func leave(_ member: ConnectionID) {
+        guard let at = positions.removeValue(forKey: member) else { return }
+        let loop = Int(member.loop)
+        let last = members[loop].removeLast()
+        if at < members[loop].count {
+            members[loop][at] = last
+            positions[last] = at
+        }
+        if positions.isEmpty { positions = [:] } // give the table back when the room empties
+    }
+
+    /// Subscribes `member` and answers its subscribe request first, then sends any missed pushes,
+    /// in order: with `since` still in the history, `recovered: true` and the pushes; otherwise
+    /// (`recovered: false` when `since` was given) a fresh `snapshot`.
+    public mutating func subscribe(_ member: ConnectionID, since: Since?, now: Double, reply: Replier,
+                                   snapshot: () -> JSON) {
+        let resume = join(member, since: since, now: now)
+        var result: [(String, JSON)] = [("room", .string(name)), ("seq", .int(Int(seq))), ("epoch", .string(epoch))]
+        switch resume {
+        case .recovered(let missed):
+            result.append(("recovered", .bool(true)))
+            reply.success(.object(result))
+            for m in missed { reply.sink.deliver(m, to: member) }
+        case .snapshotNeeded:
+            if since != nil { result.append(("recovered", .bool(false))) }
+            result.append(("snapshot", snapshot()))
+            reply.success(.object(result))
+        }
+    }
+}
+
+/// Answers one request, from whichever thread finishes it (an actor, or the store's writer thread
+/// once a change is durable): exactly one of `success` or `failure`, once.
+public struct Replier: Sendable {
+    public let member: ConnectionID
+    public let requestID: Int
+    public let sink: any PushSink
+
+    public init(member: ConnectionID, requestID: Int, sink: any PushSink) {
+        self.member = member
+        self.requestID = requestID
+        self.sink = sink
+    }
+
+    public func success(_ result: JSON) {
+        sink.deliver(OutboundMessage(text: Envelope.success(id: requestID, result: result)), to: member)
+    }
+
+    public func failure(_ error: ProtocolError) {
+        sink.deliver(OutboundMessage(text: Envelope.failure(id: requestID, error: error)), to: member)
     }
 }

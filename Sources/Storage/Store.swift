@@ -61,6 +61,25 @@ public final class Store: Sendable {
         }
     }
 
+    /// Queues `change` for the next group transaction without waiting: `completion` runs on the
+    /// store's writer thread once that transaction is durable (or failed, or this change threw,
+    /// in which case only its savepoint was rolled back). Changes submitted one after another are
+    /// applied in that order. For actors that must not suspend (and be re-entered) while a
+    /// change they already applied in memory becomes durable.
+    public func submit(_ change: @escaping @Sendable (Database) throws -> Void,
+                       completion: @escaping @Sendable (Result<Void, Error>) -> Void) {
+        committer.submit { db in
+            do {
+                try db.inSavepointReturning(change)
+                return { completion(.success(())) }
+            } catch {
+                return { completion(.failure(error)) }
+            }
+        } failed: { error in
+            completion(.failure(error))
+        }
+    }
+
     /// Runs a read-only query off the cooperative pool.
     public func read<T: Sendable>(_ query: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in

@@ -17,7 +17,10 @@ public struct ConnectionHandle: Sendable, Hashable, CustomStringConvertible {
         hasher.combine(generation)
     }
 
-    public var description: String { "conn(\(loop.index):\(fd):\(generation))" }
+    public var description: String { id.description }
+
+    /// The loop-free name of this connection (what rooms keep as members).
+    public var id: ConnectionID { ConnectionID(loop: loop.index, slot: fd, generation: generation) }
 
     /// Queues a message for this connection (encoded and compressed once, shared).
     public func send(_ message: OutboundMessage) { loop.submit(.send(self, message)) }
@@ -29,7 +32,8 @@ public struct ConnectionHandle: Sendable, Hashable, CustomStringConvertible {
 /// Work handed to a loop from other threads.
 enum LoopTask {
     case send(ConnectionHandle, OutboundMessage)
-    case sendMany([ConnectionHandle], OutboundMessage)
+    case sendMany([ConnectionID], OutboundMessage)
+    case closeID(ConnectionID, CloseCode, String)
     case close(ConnectionHandle, CloseCode, String)
     case run(@Sendable (EventLoop) -> Void)
 }

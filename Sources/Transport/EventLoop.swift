@@ -83,9 +83,20 @@ public final class EventLoop: @unchecked Sendable {
     /// Runs `body` on this loop's thread.
     public func execute(_ body: @escaping @Sendable (EventLoop) -> Void) { submit(.run(body)) }
 
-    /// Sends one message to many connections of this loop with a single wake-up.
-    public func send(_ message: OutboundMessage, to handles: [ConnectionHandle]) {
-        submit(.sendMany(handles, message))
+    /// Sends one message to many connections of this loop with a single wake-up. The array is
+    /// handed over as it is (a room's member list, shared copy-on-write): no per-member work here.
+    public func send(_ message: OutboundMessage, to members: [ConnectionID]) {
+        submit(.sendMany(members, message))
+    }
+
+    /// Sends to one connection of this loop.
+    public func send(_ message: OutboundMessage, to member: ConnectionID) {
+        submit(.send(ConnectionHandle(loop: self, fd: member.slot, generation: member.generation), message))
+    }
+
+    /// Starts the close handshake with one connection of this loop.
+    public func close(_ member: ConnectionID, code: CloseCode, reason: String) {
+        submit(.closeID(member, code, reason))
     }
 
     private func wake() {
@@ -159,6 +170,11 @@ public final class EventLoop: @unchecked Sendable {
         return c
     }
 
+    func connection(for id: ConnectionID) -> WebSocketConnection? {
+        guard let c = connection(id.slot), c.generation == id.generation else { return nil }
+        return c
+    }
+
     func markDirty(_ c: WebSocketConnection) {
         if !c.dirty {
             c.dirty = true
@@ -189,8 +205,10 @@ public final class EventLoop: @unchecked Sendable {
             switch task {
             case .send(let h, let m):
                 connection(for: h)?.send(m)
-            case .sendMany(let hs, let m):
-                for h in hs { connection(for: h)?.send(m) }
+            case .sendMany(let ids, let m):
+                for id in ids { connection(for: id)?.send(m) }
+            case .closeID(let id, let code, let reason):
+                connection(for: id)?.close(code: code, reason: reason)
             case .close(let h, let code, let reason):
                 connection(for: h)?.close(code: code, reason: reason)
             case .run(let body):

@@ -1,3 +1,4 @@
+import DomainSeam
 import Foundation
 import GRDB
 import Realtime
@@ -6,14 +7,13 @@ import Synchronization
 import Venues
 
 /// All venues: registration, profiles, search, check-ins, and the live actor of each venue
-/// (created on first use, retired when idle). Generic over how pushes reach members, so this
-/// domain never sees the transport.
-public actor VenueDirectory<Sink: PushSink> {
-    public typealias Member = Sink.Member
-
+/// (created on first use, retired when idle). A plain class, not an actor: what it keeps is behind
+/// a lock, and its queries go straight to the store, so finding a venue (every vote does) never
+/// queues behind anything.
+public final class VenueDirectory: Sendable {
     /// Settings of the venues domain.
     public struct Configuration: Sendable {
-        public var history = Room<Member>.HistoryLimits()
+        public var history = Room.HistoryLimits()
         /// A venue actor with no subscribers is retired after this long without activity.
         public var retireAfterSeconds: Double = 600
         public var maxSearchResults = 50
@@ -21,13 +21,16 @@ public actor VenueDirectory<Sink: PushSink> {
     }
 
     let store: Store
-    let sink: Sink
+    let sink: any PushSink
     let configuration: Configuration
-    /// Live venue actors. Behind a lock rather than this actor's isolation so that finding a
-    /// venue (every vote does) never queues behind another venue's work on this actor.
-    private let liveActors = Mutex<[String: VenueActor<Sink>]>([:])
+    private struct Live {
+        var actors: [String: VenueActor] = [:]
+        /// The last actor retired per venue, while no newer one was made: only it may come back.
+        var retired: [String: ObjectIdentifier] = [:]
+    }
+    private let live = Mutex(Live())
 
-    public init(store: Store, sink: Sink, configuration: Configuration) {
+    public init(store: Store, sink: any PushSink, configuration: Configuration) {
         self.store = store
         self.sink = sink
         self.configuration = configuration
@@ -35,8 +38,8 @@ public actor VenueDirectory<Sink: PushSink> {
 
     // MARK: Profiles (UC5, UC6, UC16, UC17, UC18)
 
-    public func register(owner: String, fields: VenueFields) async throws(ProtocolError) -> VenueRecord {
-        let record = VenueRecord(id: "v" + randomID(), ownerID: owner, fields: fields)
+    func register(owner: String, fields: VenueFields) async throws(ProtocolError) -> VenueRecord {
+        let record = VenueRecord(id: "v" + randomToken(length: 10), ownerID: owner, fields: fields)
         try await write { db in
             try db.execute(sql: """
                 INSERT INTO venue (id, owner_id, name, address, postcode, city, country, lat, lon, search_text, created_at)
@@ -44,68 +47,75 @@ public actor VenueDirectory<Sink: PushSink> {
                 """, arguments: [record.id, owner, record.name, record.address, record.postcode, record.city, record.country,
                                  record.lat, record.lon, record.searchText, Date().timeIntervalSince1970])
             try db.execute(sql: "INSERT INTO venue_owner (venue_id, user_id) VALUES (?, ?)", arguments: [record.id, owner])
+            try db.execute(sql: "INSERT INTO venue_jukebox (venue_id, settings, next_seq) VALUES (?, '{}', 1)", arguments: [record.id])
         }
         return record
     }
 
     /// A venue that exists and is not removed, or `not_found`.
-    public func venue(_ id: String) async throws(ProtocolError) -> VenueRecord {
-        let found = try await read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM venue WHERE id = ? AND deleted_at IS NULL", arguments: [id]).map(VenueRecord.init(row:))
-        }
+    func venue(_ id: String) async throws(ProtocolError) -> VenueRecord {
+        let found = try await read { db in try VenueDirectory.venue(id, db) }
         guard let found else { throw .notFound("no venue \(id)") }
         return found
     }
 
-    public func isOwner(_ user: String, of venue: String) async throws(ProtocolError) -> Bool {
-        try await read { db in
-            try Bool.fetchOne(db, sql: "SELECT 1 FROM venue_owner WHERE venue_id = ? AND user_id = ?", arguments: [venue, user]) ?? false
-        }
+    private static func venue(_ id: String, _ db: Database) throws -> VenueRecord? {
+        try Row.fetchOne(db, sql: "SELECT * FROM venue WHERE id = ? AND deleted_at IS NULL", arguments: [id]).map(VenueRecord.init(row:))
     }
 
-    /// Owners only; otherwise `forbidden` naming what was attempted.
-    public func requireOwner(_ user: String, of venue: String, to action: String) async throws(ProtocolError) {
-        _ = try await self.venue(venue)
-        guard try await isOwner(user, of: venue) else { throw .forbidden("only an owner can \(action)") }
+    private static func isOwner(_ user: String, of venue: String, _ db: Database) throws -> Bool {
+        try Bool.fetchOne(db, sql: "SELECT 1 FROM venue_owner WHERE venue_id = ? AND user_id = ?", arguments: [venue, user]) ?? false
     }
 
-    public func update(_ id: String, by user: String, args: Args) async throws(ProtocolError) -> VenueRecord {
-        try await requireOwner(user, of: id, to: "edit the venue")
-        let current = try await venue(id)
-        var updated = VenueRecord(id: id, ownerID: current.ownerID, fields: try VenueFields(args, base: current))
-        updated.ownerID = current.ownerID
-        let record = updated
-        try await write { db in
+    func isOwner(_ user: String, of venue: String) async throws(ProtocolError) -> Bool {
+        try await read { db in try VenueDirectory.isOwner(user, of: venue, db) }
+    }
+
+    /// Inside a write: the venue, if it exists and `user` owns it; `not_found` or `forbidden` otherwise.
+    private static func owned(_ id: String, by user: String, to action: String, _ db: Database) throws -> VenueRecord {
+        guard let v = try venue(id, db) else { throw ProtocolError.notFound("no venue \(id)") }
+        guard try isOwner(user, of: id, db) else { throw ProtocolError.forbidden("only an owner can \(action)") }
+        return v
+    }
+
+    /// Changes the fields given in `args`, keeping the others as stored at that moment (read and
+    /// written in one transaction: concurrent edits of different fields both win).
+    func update(_ id: String, by user: String, args: Args) async throws(ProtocolError) -> VenueRecord {
+        _ = try VenueFields(args, base: VenueRecord.placeholder) // refuse bad fields before touching anything
+        let record = try await write { db -> VenueRecord in
+            let current = try VenueDirectory.owned(id, by: user, to: "edit the venue", db)
+            let record = VenueRecord(id: id, ownerID: current.ownerID, fields: try VenueFields(args, base: current))
             try db.execute(sql: """
                 UPDATE venue SET name = ?, address = ?, postcode = ?, city = ?, country = ?, lat = ?, lon = ?, search_text = ?
                 WHERE id = ?
                 """, arguments: [record.name, record.address, record.postcode, record.city, record.country, record.lat, record.lon,
                                  record.searchText, id])
+            return record
         }
         await liveActor(id)?.updated(record)
         return record
     }
 
     /// Adds a co-owner (owners only).
-    public func addOwner(_ user: String, to venue: String, by owner: String, userExists: @Sendable (String) async -> Bool) async throws(ProtocolError) {
-        try await requireOwner(owner, of: venue, to: "add an owner")
-        guard await userExists(user) else { throw .notFound("no user \(user)") }
+    func addOwner(_ user: String, to venue: String, by owner: String, userExists: Bool) async throws(ProtocolError) {
         try await write { db in
+            _ = try VenueDirectory.owned(venue, by: owner, to: "add an owner", db)
+            guard userExists else { throw ProtocolError.notFound("no user \(user)") }
             try db.execute(sql: "INSERT OR IGNORE INTO venue_owner (venue_id, user_id) VALUES (?, ?)", arguments: [venue, user])
         }
     }
 
     /// Soft delete: hidden from every query, data kept.
-    public func remove(_ id: String, by user: String) async throws(ProtocolError) {
-        try await requireOwner(user, of: id, to: "remove the venue")
+    func remove(_ id: String, by user: String) async throws(ProtocolError) {
         try await write { db in
+            _ = try VenueDirectory.owned(id, by: user, to: "remove the venue", db)
             try db.execute(sql: "UPDATE venue SET deleted_at = ? WHERE id = ?", arguments: [Date().timeIntervalSince1970, id])
         }
-        if let actor = liveActors.withLock({ $0.removeValue(forKey: id) }) { await actor.removed() }
+        if let actor = live.withLock({ $0.actors.removeValue(forKey: id) }) { await actor.removed() }
     }
 
     /// UC6: venues whose name or address contains the query, case- and accent-insensitively.
-    public func search(_ q: String) async throws(ProtocolError) -> [VenueRecord] {
+    func search(_ q: String) async throws(ProtocolError) -> [VenueRecord] {
         let folded = VenueText.normalized(q) // trimmed already
         guard !folded.isEmpty else { throw .badRequest("field q is empty") }
         let pattern = "%" + folded.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
@@ -119,7 +129,7 @@ public actor VenueDirectory<Sink: PushSink> {
     }
 
     /// UC5: venues inside a bounding box (a box may cross the antimeridian: minLon > maxLon).
-    public func nearby(minLat: Double, minLon: Double, maxLat: Double, maxLon: Double) async throws(ProtocolError) -> [VenueRecord] {
+    func nearby(minLat: Double, minLon: Double, maxLat: Double, maxLon: Double) async throws(ProtocolError) -> [VenueRecord] {
         guard minLat <= maxLat else { throw .badRequest("minLat must not be greater than maxLat") }
         let limit = configuration.maxSearchResults * 4
         let lonClause = minLon <= maxLon ? "lon BETWEEN ? AND ?" : "(lon >= ? OR lon <= ?)"
@@ -131,22 +141,26 @@ public actor VenueDirectory<Sink: PushSink> {
     }
 
     /// UC7: checks a user in (once per venue); the venue's presence count is pushed.
-    public func checkin(_ venue: String, user: String) async throws(ProtocolError) -> Int {
-        _ = try await self.venue(venue)
+    func checkin(_ venue: String, user: String) async throws(ProtocolError) -> Int {
         let count: Int = try await write { db in
+            guard try VenueDirectory.venue(venue, db) != nil else { throw ProtocolError.notFound("no venue \(venue)") }
             try db.execute(sql: "INSERT OR IGNORE INTO checkin (venue_id, user_id, at) VALUES (?, ?, ?)",
                            arguments: [venue, user, Date().timeIntervalSince1970])
             return try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM checkin WHERE venue_id = ?", arguments: [venue]) ?? 0
         }
-        await liveActor(venue)?.publish(event: "presence.changed", data: ["checkedIn": .int(count)])
+        await liveActor(venue)?.publish(.presenceChanged, ["checkedIn": .int(count)])
         return count
     }
 
-    /// UC14/UC15: a user's voted or requested tracks, newest first.
-    public func trackActions(of user: String, kind: String) async throws(ProtocolError) -> [JSON] {
-        try await read { db in
-            try Row.fetchAll(db, sql: "SELECT a.venue_id, a.uri, a.title, a.artist, a.at, v.name FROM track_action a JOIN venue v ON v.id = a.venue_id WHERE a.user_id = ? AND a.kind = ? ORDER BY a.at DESC, a.id DESC LIMIT 500",
-                             arguments: [user, kind]).map { row -> JSON in
+    /// UC14/UC15: a user's voted or requested tracks, newest first. A request carries its
+    /// requester's vote, so it shows among the votes too.
+    func trackActions(of user: String, _ kind: ActionKind) async throws(ProtocolError) -> [JSON] {
+        let kinds = kind == .vote ? "('vote', 'request')" : "('request')"
+        return try await read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT a.venue_id, a.uri, a.title, a.artist, a.at, v.name FROM track_action a JOIN venue v ON v.id = a.venue_id
+                WHERE a.user_id = ? AND a.kind IN \(kinds) ORDER BY a.at DESC, a.id DESC LIMIT 500
+                """, arguments: [user]).map { row -> JSON in
                 ["venue": .string(row["venue_id"]), "venueName": .string(row["name"]), "uri": .string(row["uri"]),
                  "title": .string(row["title"]), "artist": .string(row["artist"]), "at": .double(row["at"])]
             }
@@ -154,7 +168,7 @@ public actor VenueDirectory<Sink: PushSink> {
     }
 
     /// UC13: the venues a user checked in to, newest first.
-    public func checkins(of user: String) async throws(ProtocolError) -> [JSON] {
+    func checkins(of user: String) async throws(ProtocolError) -> [JSON] {
         try await read { db in
             try Row.fetchAll(db, sql: """
                 SELECT v.id, v.name, v.address, c.at FROM checkin c JOIN venue v ON v.id = c.venue_id
@@ -166,49 +180,61 @@ public actor VenueDirectory<Sink: PushSink> {
         }
     }
 
-    public func checkinCount(_ venue: String) async throws(ProtocolError) -> Int {
+    func checkinCount(_ venue: String) async throws(ProtocolError) -> Int {
         try await read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM checkin WHERE venue_id = ?", arguments: [venue]) ?? 0 }
     }
 
     // MARK: Live venues
 
     /// The venue's actor, created (and its state loaded) on first use.
-    public nonisolated func actor(for id: String) async throws(ProtocolError) -> VenueActor<Sink> {
+    public func actor(for id: String) async throws(ProtocolError) -> VenueActor {
         if let a = liveActor(id) { return a }
-        return try await makeActor(id)
-    }
-
-    private func makeActor(_ id: String) async throws(ProtocolError) -> VenueActor<Sink> {
-        if let a = liveActor(id) { return a }
-        let record = try await venue(id)
-        let state = try await read { db in
-            try String.fetchOne(db, sql: "SELECT state FROM jukebox WHERE venue_id = ?", arguments: [id])
+        let now = Date().timeIntervalSince1970
+        let loaded: (VenueRecord, JukeboxRecord)? = try await read { db in
+            guard let record = try VenueDirectory.venue(id, db) else { return nil }
+            return (record, try JukeboxRows.load(venue: id, now: now, db))
         }
-        var jukebox = Jukebox()
-        if let state {
-            do {
-                jukebox = Jukebox(restoring: try JSONDecoder().decode(JukeboxRecord.self, from: Data(state.utf8)))
-            } catch {
-                throw ProtocolError(.internal, "the stored playlist of \(id) cannot be read")
-            }
+        guard let (record, state) = loaded else { throw .notFound("no venue \(id)") }
+        let made = VenueActor(venue: record, jukebox: Jukebox(restoring: state), directory: self, store: store, sink: sink,
+                              history: configuration.history)
+        return live.withLock { live in
+            if let other = live.actors[id] { return other } // another call made it while we read
+            live.actors[id] = made
+            live.retired[id] = nil
+            return made
         }
-        if let a = liveActor(id) { return a } // another call made it while we read
-        let a = VenueActor<Sink>(venue: record, jukebox: jukebox, directory: self, store: store, sink: sink,
-                                 history: configuration.history)
-        liveActors.withLock { $0[id] = a }
-        return a
     }
 
     /// The venue's actor if it is live (closing connections use this: no actor is made for them).
-    public nonisolated func liveActor(_ id: String) -> VenueActor<Sink>? { liveActors.withLock { $0[id] } }
+    public func liveActor(_ id: String) -> VenueActor? { live.withLock { $0.actors[id] } }
 
-    /// Retires venue actors with no members that have been idle for a while.
-    public func retireIdle(now: Double) async {
-        for (id, a) in liveActors.withLock({ $0 }) where await a.retireIfIdle(now: now, after: configuration.retireAfterSeconds) {
-            liveActors.withLock { _ = $0.removeValue(forKey: id) }
+    /// A retired actor asks to serve again: it may, if it was the last one retired and nothing
+    /// replaced it since (its state is then exactly what is stored). Returns nil when it may, or
+    /// the actor now serving the venue; `unavailable` when neither (a new one is being loaded).
+    func revive(_ actor: VenueActor, id: String) -> VenueActor? {
+        live.withLock { live in
+            if let current = live.actors[id] { return current }
+            guard live.retired[id] == ObjectIdentifier(actor) else { return nil }
+            live.retired[id] = nil
+            live.actors[id] = actor
+            return nil
         }
     }
 
+    /// Trims quiet rooms' histories and retires venue actors nobody watches that have been idle.
+    func sweep(now: Double) async {
+        for (id, a) in live.withLock({ $0.actors }) where await a.sweep(now: now, retireAfter: configuration.retireAfterSeconds) {
+            live.withLock { live in
+                if live.actors[id] === a {
+                    live.actors[id] = nil
+                    live.retired[id] = ObjectIdentifier(a)
+                }
+            }
+        }
+    }
+
+    /// Live venue actors (tests and metrics).
+    public var liveCount: Int { live.withLock { $0.actors.count } }
 
     // MARK: Storage helpers
 
@@ -221,12 +247,4 @@ public actor VenueDirectory<Sink: PushSink> {
     func read<T: Sendable>(_ query: @escaping @Sendable (Database) throws -> T) async throws(ProtocolError) -> T {
         do { return try await store.read(query) } catch { throw ProtocolError(.unavailable, "could not read venues; try again") }
     }
-
-    private func randomID() -> String { randomToken(length: 10) }
-}
-
-/// Random lowercase letters and digits, without the easily confused l, 0 and 1.
-func randomToken(length: Int) -> String {
-    let alphabet = Array("abcdefghijkmnopqrstuvwxyz23456789")
-    return String((0..<length).map { _ in alphabet[Int.random(in: 0..<alphabet.count)] })
 }

@@ -44,6 +44,22 @@ public struct VenueRecord: Sendable, Equatable {
         lon = fields.lon
     }
 
+    /// A venue with every field filled, to check the fields of an edit before the stored ones are read.
+    static let placeholder = VenueRecord(id: "", ownerID: "", name: "-", address: "-", postcode: "-", city: "-", country: "-", lat: 0, lon: 0)
+
+    private init(id: String, ownerID: String, name: String, address: String, postcode: String, city: String, country: String,
+                 lat: Double, lon: Double) {
+        self.id = id
+        self.ownerID = ownerID
+        self.name = name
+        self.address = address
+        self.postcode = postcode
+        self.city = city
+        self.country = country
+        self.lat = lat
+        self.lon = lon
+    }
+
     /// The text venue search matches against (UC6: name or address).
     var searchText: String { VenueText.normalized("\(name) \(address) \(postcode) \(city)") }
 }

@@ -1,4 +1,6 @@
+import Foundation
 import GRDB
+import Venues
 
 /// Tables of the venues domain. Venues are soft-deleted (`deleted_at`): their data is kept.
 public enum VenueSchema {
@@ -52,6 +54,65 @@ public enum VenueSchema {
                 );
                 CREATE INDEX track_action_user ON track_action (user_id, kind, at);
                 """)
+        }
+        // One row per thing instead of the whole state per commit: a vote writes its row, not the venue.
+        migrator.registerMigration("venues.v2") { db in
+            try db.execute(sql: """
+                CREATE TABLE venue_jukebox (
+                    venue_id TEXT PRIMARY KEY REFERENCES venue(id),
+                    settings TEXT NOT NULL,           -- VenueSettings as JSON
+                    playlist_uri TEXT,                -- NULL: no playlist set
+                    playlist_creator TEXT,
+                    playlist_set_at REAL,
+                    now_playing TEXT,
+                    next_seq INTEGER NOT NULL         -- the entry/vote counter
+                );
+                CREATE TABLE venue_playlist_track (
+                    venue_id TEXT NOT NULL,
+                    position INTEGER NOT NULL,
+                    uri TEXT NOT NULL, title TEXT NOT NULL, artist TEXT NOT NULL, explicit INTEGER NOT NULL,
+                    duration_ms INTEGER, cover_url TEXT,
+                    PRIMARY KEY (venue_id, position)
+                );
+                CREATE TABLE venue_queue (
+                    venue_id TEXT NOT NULL,
+                    uri TEXT NOT NULL, title TEXT NOT NULL, artist TEXT NOT NULL, explicit INTEGER NOT NULL,
+                    duration_ms INTEGER, cover_url TEXT,
+                    seq INTEGER NOT NULL, requester TEXT, requested_at REAL,
+                    PRIMARY KEY (venue_id, uri)
+                );
+                CREATE TABLE venue_vote (
+                    venue_id TEXT NOT NULL,
+                    uri TEXT NOT NULL,
+                    user_id TEXT NOT NULL,
+                    at REAL NOT NULL,
+                    seq INTEGER NOT NULL,
+                    PRIMARY KEY (venue_id, uri, user_id)
+                );
+                CREATE TABLE venue_play (
+                    venue_id TEXT NOT NULL,
+                    uri TEXT NOT NULL,
+                    ended_at REAL NOT NULL,
+                    PRIMARY KEY (venue_id, uri)
+                );
+                -- The rate windows are the last hour of the history.
+                CREATE INDEX track_action_venue ON track_action (venue_id, at);
+                """)
+            // A request used to write a 'vote' row beside its 'request' row; now the request row
+            // stands for both (user.votes lists both kinds).
+            try db.execute(sql: """
+                DELETE FROM track_action WHERE kind = 'vote' AND EXISTS (
+                    SELECT 1 FROM track_action r WHERE r.kind = 'request' AND r.user_id = track_action.user_id
+                    AND r.venue_id = track_action.venue_id AND r.uri = track_action.uri AND r.at = track_action.at)
+                """)
+            for row in try Row.fetchAll(db, sql: "SELECT venue_id, state FROM jukebox") {
+                let id: String = row["venue_id"]
+                let state: String = row["state"]
+                var record = try JSONDecoder().decode(JukeboxRecord.self, from: Data(state.utf8))
+                record.actions = []
+                try JukeboxRows.replaceAll(record, venue: id, db)
+            }
+            try db.execute(sql: "DROP TABLE jukebox")
         }
     }
 }

@@ -22,8 +22,8 @@
 ///    not counting the now-playing track. So with equal votes, a request from a guest with 1 track
 ///    waiting comes before one from a guest with 2 waiting, even if the latter was requested earlier.
 ///
-/// A vote or unvote moves one track (binary search, O(log n) lookups plus one array move); other
-/// changes re-sort the queue.
+/// A vote, an unvote or a request (outside fair mode) moves one track (binary search, O(log n)
+/// lookups plus one array move); other changes re-sort the queue.
 public struct Jukebox: Sendable, Equatable {
     /// The sliding window of the per-user rate limits: one hour, in milliseconds.
     public static let rateWindowMs: Int64 = 3_600_000
@@ -196,8 +196,7 @@ public struct Jukebox: Sendable, Equatable {
         countAction(.vote, user: user, now: now)
         let before = rankKey(queue[uri]!)
         addVote(user: user, uri: uri, now: now)
-        reposition(uri, from: before)
-        return .reordered
+        return .moved(uri: uri, index: reposition(uri, from: before))
     }
 
     /// Takes back `user`'s vote for `uri` (not rate limited; the vote stays counted in the hour).
@@ -209,8 +208,7 @@ public struct Jukebox: Sendable, Equatable {
         let before = rankKey(queue[uri]!)
         queue[uri]!.voterSet.remove(user)
         queue[uri]!.votes.removeAll { $0.user == user }
-        reposition(uri, from: before)
-        return .reordered
+        return .moved(uri: uri, index: reposition(uri, from: before))
     }
 
     /// UC9: `user` requests `track`.
@@ -246,12 +244,24 @@ public struct Jukebox: Sendable, Equatable {
         countAction(.request, user: user, now: now)
         queue[track.uri] = Slot(track: track, seq: takeSeq(), requester: user, requestedAt: now)
         addVote(user: user, uri: track.uri, now: now)
+        guard settings.fairMode else {
+            // Nothing else moves: one insertion where the new track ranks.
+            let at = lowerBound(rankKey(queue[track.uri]!), moved: nil, old: rankKey(queue[track.uri]!))
+            order.insert(track.uri, at: at)
+            return .requested(track, by: user, index: at)
+        }
+        // Fair mode: the requester's other waiting tracks rank by their pending count, which just grew.
+        var expected = order
         reorder()
-        return .requested(track, by: user)
+        let at = order.firstIndex(of: track.uri)!
+        expected.insert(track.uri, at: at)
+        return .requested(track, by: user, index: expected == order ? at : nil)
     }
 
     // MARK: Queries
 
+    /// The next value of the entry/vote counter (stored beside single-row changes).
+    public var nextCounter: Int64 { nextSeq }
     /// Whether a playlist is set.
     public var hasPlaylist: Bool { playlist != nil }
     public var explicitAllowed: Bool { settings.explicitAllowed }
@@ -353,13 +363,19 @@ public struct Jukebox: Sendable, Equatable {
         order = o
     }
 
-    /// Moves `uri`, whose votes just changed, from where `old` ranked it to where it ranks now.
-    mutating func reposition(_ uri: String, from old: RankKey) {
-        if uri == nowPlayingUri { return }
+    /// Moves `uri`, whose votes just changed, from where `old` ranked it to where it ranks now;
+    /// returns its new index in `order` (the pinned track stays at 0).
+    mutating func reposition(_ uri: String, from old: RankKey) -> Int {
+        if uri == nowPlayingUri { return 0 }
         let at = lowerBound(old, moved: uri, old: old)
-        guard at < order.count, order[at] == uri else { return reorder() }
+        guard at < order.count, order[at] == uri else {
+            reorder()
+            return order.firstIndex(of: uri) ?? 0
+        }
         order.remove(at: at)
-        order.insert(uri, at: lowerBound(rankKey(queue[uri]!), moved: nil, old: old))
+        let to = lowerBound(rankKey(queue[uri]!), moved: nil, old: old)
+        order.insert(uri, at: to)
+        return to
     }
 
     /// The first index of `order` (after the pinned track) whose track does not rank before `k`;

@@ -42,8 +42,6 @@ LoggingSystem.bootstrap { label in
 let logger = Logger(label: "hubbub")
 
 signal(SIGPIPE, SIG_IGN)
-signal(SIGTERM, SIG_IGN)
-signal(SIGINT, SIG_IGN)
 
 do {
     try FileManager.default.createDirectory(atPath: configuration.dataDir, withIntermediateDirectories: true)
@@ -54,50 +52,18 @@ do {
 
 let server: HubbubServer
 do {
-    server = try HubbubServer(configuration: configuration, logger: logger)
+    server = try HubbubServer(configuration: configuration, logger: logger, stopsOnSignals: true)
 } catch {
     logger.critical("cannot start", metadata: ["error": "\(error)"])
     exit(1)
 }
-server.start()
 
-// Wait for SIGTERM or SIGINT, then shut down gracefully.
-let received = await waitForTerminationSignal()
-logger.info("signal received", metadata: ["signal": "\(received == SIGTERM ? "SIGTERM" : "SIGINT")"])
-server.shutdown()
+// Runs until SIGTERM or SIGINT, then stops gracefully: the transport drains (1001 `restart`),
+// the domains' services stop, the store commits and closes.
+do {
+    try await server.run()
+} catch {
+    logger.critical("stopped on a failure", metadata: ["error": "\(error)"])
+    exit(1)
+}
 exit(0)
-
-/// Suspends until SIGTERM or SIGINT arrives (signals are watched by a dispatch source, so no
-/// thread of ours has to block on them).
-nonisolated func waitForTerminationSignal() async -> Int32 {
-    let queue = DispatchQueue(label: "hubbub.signals")
-    return await withCheckedContinuation { (continuation: CheckedContinuation<Int32, Never>) in
-        let once = OnceFlag()
-        var sources: [DispatchSourceSignal] = []
-        for sig in [SIGTERM, SIGINT] {
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: queue)
-            source.setEventHandler { @Sendable in if once.claim() { continuation.resume(returning: sig) } }
-            source.resume()
-            sources.append(source)
-        }
-        KeepAlive.sources = sources
-    }
-}
-
-/// Resumes the continuation once even if both signals arrive.
-final class OnceFlag: @unchecked Sendable {
-    private var claimed = false
-    private let lock = NSLock()
-    func claim() -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        if claimed { return false }
-        claimed = true
-        return true
-    }
-}
-
-/// Keeps the signal sources alive for the life of the process.
-enum KeepAlive {
-    nonisolated(unsafe) static var sources: [DispatchSourceSignal] = []
-}

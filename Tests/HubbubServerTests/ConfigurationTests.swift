@@ -1,5 +1,7 @@
 import Foundation
+import Accounts
 import HubbubServer
+import Realtime
 import XCTest
 
 final class ConfigurationTests: XCTestCase {
@@ -11,6 +13,16 @@ final class ConfigurationTests: XCTestCase {
         let loaded = try await HubbubConfiguration.load(arguments: ["hubbub", "--config", repoRoot + "/config/hubbub.json"],
                                                         environment: [:])
         XCTAssertEqual(loaded, HubbubConfiguration())
+        // Every domain's settings are in the file too, with their defaults.
+        let file = try JSONParser.parse(Array(try Data(contentsOf: URL(fileURLWithPath: repoRoot + "/config/hubbub.json"))))
+        for setting in HubbubServer.standardDomains.flatMap({ $0.settings }) {
+            var value: JSON? = file
+            for part in setting.key.split(separator: ".") { value = value?[String(part)] }
+            XCTAssertNotNil(value, "config/hubbub.json lacks \(setting.key)")
+            let expected: String
+            if case .string(let s) = setting.defaultSetting { expected = JSON.string(s).encoded } else { expected = "\(setting.defaultSetting)" }
+            XCTAssertEqual(value?.encoded, expected, "config/hubbub.json: \(setting.key)")
+        }
     }
 
     func testCommandLineBeatsEnvironmentBeatsFile() async throws {
@@ -49,7 +61,7 @@ final class ConfigurationTests: XCTestCase {
         }
         let spelled = try await HubbubConfiguration.load(arguments: ["hubbub", "--auth-kdf-iterations", "5", "--limits-max-connections-per-ip=7",
                                                                      "--rate-limits-write-per-second", "2.5"], environment: [:])
-        XCTAssertEqual(spelled.auth.kdfIterations, 5)
+        XCTAssertEqual(spelled.domainSettings[AccountsDomain.kdfIterations], 5)
         XCTAssertEqual(spelled.limits.maxConnectionsPerIp, 7)
         XCTAssertEqual(spelled.rateLimits.writePerSecond, 2.5)
         do {

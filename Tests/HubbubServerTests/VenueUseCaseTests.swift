@@ -1,3 +1,4 @@
+import HubbubClient
 import HubbubTestSupport
 import Realtime
 import XCTest
@@ -82,7 +83,11 @@ final class VenueUseCaseTests: XCTestCase {
         let v = try await venueWithPlaylist(owner)
         var clients: [(ProtocolClient, String)] = []
         for name in ["ann", "ben", "cat"] { clients.append(try await user(name)) }
-        for (c, _) in clients { _ = try await c.ok("subscribe", ["room": .string("venue:\(v)")]) }
+        var queues: [VenueQueue] = []
+        for (c, _) in clients {
+            let sub = try await c.ok("subscribe", ["room": .string("venue:\(v)")])
+            queues.append(VenueQueue(playlist: sub["snapshot"]?["playlist"] ?? .null))
+        }
         // Concurrent votes from all three.
         let c0 = clients[0].0, c1 = clients[1].0, c2 = clients[2].0
         async let a = c0.ok("venue.vote", ["venue": .string(v), "track": "spotify:track:3"])
@@ -92,10 +97,11 @@ final class VenueUseCaseTests: XCTestCase {
         let twice = try await clients[0].0.errorCode("venue.vote", ["venue": .string(v), "track": "spotify:track:3"])
         XCTAssertEqual(twice, "conflict", "one vote per user per track")
         var finals: [JSON] = []
-        for (client, _) in clients {
+        for (i, (client, _)) in clients.enumerated() {
             let pushes = try await client.waitForPushes(3)
-            let reordered = pushes.filter { $0["event"]?.string == "playlist.reordered" }
-            finals.append(reordered.last?["data"]?["order"] ?? .null)
+            XCTAssertEqual(Set(pushes.compactMap { $0["event"]?.string }), ["track.moved"], "a vote is one track.moved")
+            for p in pushes { queues[i].apply(push: p) }
+            finals.append(.array(queues[i].order.map { .string($0) }))
             let seqs = pushes.compactMap { $0["seq"]?.int }
             XCTAssertEqual(seqs, Array((seqs.first ?? 1)...(seqs.first ?? 1) + seqs.count - 1), "no gap, no duplicate")
         }

@@ -18,6 +18,48 @@ final class PushScannerTests: XCTestCase {
         XCTAssertEqual(p.cause, PushCause(action: .vote, by: nameHash("uAb7WNMJYR7I1"), track: nameHash("spotify:track:3")))
     }
 
+    /// `track.moved`: one track's new count and place, and the action that moved it.
+    func testReadsATrackMovedPush() throws {
+        let p = try XCTUnwrap(scan(#"{"room":"venue:vk3j9mxq2pa","seq":12,"epoch":"h7tq4nwe","event":"track.moved","data":{"track":"spotify:track:3","votes":2,"index":1,"cause":{"action":"vote","by":"uAb7WNMJYR7I1"}}}"#))
+        XCTAssertEqual(p.room, nameHash("venue:vk3j9mxq2pa"))
+        XCTAssertEqual(p.seq, 12)
+        XCTAssertEqual(p.epoch, "h7tq4nwe")
+        XCTAssertEqual(p.event, .trackMoved)
+        XCTAssertEqual(p.moved, QueuedTrack(track: nameHash("spotify:track:3"), votes: 2))
+        XCTAssertEqual(p.index, 1)
+        XCTAssertEqual(p.cause, PushCause(action: .vote, by: nameHash("uAb7WNMJYR7I1"), track: nameHash("spotify:track:3")),
+                       "the cause names the moved track, as the harness times it")
+        XCTAssertEqual(p.queue, [])
+    }
+
+    func testReadsATrackMovedPushInAnyMemberOrder() throws {
+        let p = try XCTUnwrap(scan(#"{"room":"r","seq":3,"epoch":"e","event":"track.moved","data":{"cause":{"by":"u1","action":"unvote"},"index":0,"votes":0,"track":"t9"}}"#))
+        XCTAssertEqual(p.moved, QueuedTrack(track: nameHash("t9"), votes: 0))
+        XCTAssertEqual(p.index, 0)
+        XCTAssertEqual(p.cause, PushCause(action: .unvote, by: nameHash("u1"), track: nameHash("t9")))
+        let request = try XCTUnwrap(scan(#"{"room":"r","seq":4,"epoch":"e","event":"track.moved","data":{"track":"t9","votes":1,"index":2,"cause":{"action":"request","by":"u1"}}}"#))
+        XCTAssertEqual(request.cause?.action, .request)
+        let plain = try XCTUnwrap(scan(#"{"room":"r","seq":5,"epoch":"e","event":"track.moved","data":{"track":"t9","votes":1,"index":2}}"#))
+        XCTAssertNil(plain.cause)
+    }
+
+    func testATrackMovedPushWithoutItsFieldsIsUnreadable() {
+        XCTAssertNil(scan(#"{"room":"r","seq":1,"epoch":"e","event":"track.moved","data":{"track":"t","votes":1}}"#))
+        XCTAssertNil(scan(#"{"room":"r","seq":1,"epoch":"e","event":"track.moved","data":{"track":"t","index":1}}"#))
+        XCTAssertNil(scan(#"{"room":"r","seq":1,"epoch":"e","event":"track.moved","data":{"votes":1,"index":1}}"#))
+        XCTAssertNil(scan(#"{"room":"r","seq":1,"epoch":"e","event":"track.moved","data":{"track":"t","votes":1,"index":0.5}}"#))
+    }
+
+    /// The `track.requested` example of docs/protocol.md: the track's uri out of the track object.
+    func testReadsATrackRequestedPush() throws {
+        let p = try XCTUnwrap(scan(#"{"room":"venue:vk3j9mxq2pa","seq":4,"epoch":"h7tq4nwe","event":"track.requested","data":{"track":{"uri":"spotify:track:7","title":"Song 7","artist":"Band","explicit":false,"durationMs":null,"coverUrl":null},"by":"uTs2c1wbO_NqS"}}"#))
+        XCTAssertEqual(p.event, .trackRequested)
+        XCTAssertEqual(p.requested, nameHash("spotify:track:7"))
+        XCTAssertNil(p.cause, "not timed: the track.moved after it is")
+        XCTAssertNil(p.moved)
+        XCTAssertNil(scan(#"{"room":"r","seq":4,"epoch":"e","event":"track.requested","data":{"track":{"title":"no uri"},"by":"u"}}"#))
+    }
+
     func testNoticesOrderAndVotesDisagreeing() throws {
         let p = try XCTUnwrap(scan(#"{"room":"r","seq":1,"epoch":"e","event":"playlist.reordered","data":{"order":["b","a"],"votes":{"a":1,"b":0}}}"#))
         XCTAssertFalse(p.orderMatchesVotes)

@@ -46,7 +46,7 @@ final class ReportTests: XCTestCase {
         XCTAssertTrue(html.hasPrefix("<!doctype html>"))
         XCTAssertEqual(html.components(separatedBy: "<svg").count - 1, 5, "latency, throughput, connections, CPU, RSS")
         let lines: Int = html.components(separatedBy: "<polyline").count - 1
-        XCTAssertEqual(lines, 9, "4 percentiles, 2 rates, connections, CPU, RSS")
+        XCTAssertEqual(lines, 10, "4 percentiles, 2 rates, connections, CPU, RSS and its fit over the second half")
         XCTAssertFalse(html.contains("<script"))
         XCTAssertFalse(html.contains("src=\""), "nothing loaded from anywhere")
         XCTAssertFalse(html.contains("href=\""))

@@ -28,6 +28,30 @@ final class ScenarioTests: XCTestCase {
         }
     }
 
+    /// The soak runs 30 minutes unless told otherwise, and fails on a growing server RSS.
+    func testSoakScenario() throws {
+        let dir = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../config/scenarios").standardized
+        let s = try Scenario.load(path: dir.appendingPathComponent("soak.json").path)
+        XCTAssertEqual(s.kind, .venues)
+        XCTAssertEqual(s.durationSeconds, 1800)
+        XCTAssertTrue(s.thresholds.contains { $0.metric == .maxRssSlopeKBPerMinute })
+        let long = s.withDuration(try XCTUnwrap(Scenario.seconds(fromDuration: "2h")))
+        XCTAssertEqual(long.durationSeconds, 7200)
+        XCTAssertEqual(long.venues?.reconnectStorms.map(\.atSeconds), [1200, 2400, 3600, 4800, 6000], "storms keep their place in the clock")
+        XCTAssertEqual(long.venues?.trackSeconds, s.venues?.trackSeconds, "a player's pace does not stretch")
+    }
+
+    func testDurationsTakeUnits() {
+        XCTAssertEqual(Scenario.seconds(fromDuration: "1800"), 1800)
+        XCTAssertEqual(Scenario.seconds(fromDuration: "90s"), 90)
+        XCTAssertEqual(Scenario.seconds(fromDuration: "30m"), 1800)
+        XCTAssertEqual(Scenario.seconds(fromDuration: "1.5h"), 5400)
+        XCTAssertEqual(Scenario.seconds(fromDuration: "0.5"), 0.5)
+        for bad in ["", "m", "30 m", "30min", "-5m", "0", "25h", "nan", "infs", "1e9"] {
+            XCTAssertNil(Scenario.seconds(fromDuration: bad), bad)
+        }
+    }
+
     func testVenueScenarioFieldsAndDefaults() throws {
         let s = try parse("""
             {"name":"n","kind":"venues","durationSeconds":100,

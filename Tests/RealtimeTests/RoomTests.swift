@@ -2,25 +2,32 @@ import Realtime
 import WebSocket
 import XCTest
 
-/// A member on batch `batch`; the sink records what each batch received.
-struct TestMember: RoomMember {
-    let id: Int
-    let batch: Int
+/// A member on loop `batch`.
+func TestMember(id: Int, batch: Int) -> ConnectionID { ConnectionID(loop: batch, slot: Int32(id), generation: 1) }
+
+/// Test events: any name.
+struct Event: RoomEvent {
+    let rawValue: String
+    init(rawValue: String) { self.rawValue = rawValue }
+    init(_ name: String) { rawValue = name }
 }
 
+/// Records what each batch received.
 final class RecordingSink: PushSink, @unchecked Sendable {
-    var deliveries: [(OutboundMessage, [TestMember])] = []
-    func deliver(_ message: OutboundMessage, to members: [TestMember]) { deliveries.append((message, members)) }
+    var deliveries: [(OutboundMessage, [ConnectionID])] = []
+    func deliver(_ message: OutboundMessage, to members: [ConnectionID]) { deliveries.append((message, members)) }
+    func deliver(_ message: OutboundMessage, to member: ConnectionID) { deliveries.append((message, [member])) }
+    func close(_ member: ConnectionID, code: CloseCode, reason: String) {}
 }
 
 final class RoomTests: XCTestCase {
     private func text(_ m: OutboundMessage) -> String { String(decoding: m.payload, as: UTF8.self) }
 
     func testPushIsEncodedOnceAndDeliveredOncePerBatch() {
-        var room = Room<TestMember>(name: "venue:v1", epoch: "e1")
+        var room = Room(name: "venue:v1", epoch: "e1")
         let sink = RecordingSink()
         for i in 0..<10 { _ = room.join(TestMember(id: i, batch: i % 2), since: nil, now: 0) }
-        let m = room.publish(event: "playlist.reordered", data: ["order": ["a", "b"]], now: 1, sink: sink)
+        let m = room.publish(Event("playlist.reordered"), data: ["order": ["a", "b"]], now: 1, sink: sink)
         XCTAssertEqual(sink.deliveries.count, 2, "one hand-over per batch")
         XCTAssertTrue(sink.deliveries.allSatisfy { $0.0 === m }, "the same encoded message for every batch")
         XCTAssertEqual(sink.deliveries.map(\.1.count).reduce(0, +), 10)
@@ -28,42 +35,57 @@ final class RoomTests: XCTestCase {
     }
 
     func testResumeReplaysExactlyTheMissedPushesInOrder() {
-        var room = Room<TestMember>(name: "r", epoch: "e")
+        var room = Room(name: "r", epoch: "e")
         let sink = RecordingSink()
-        for i in 1...10 { room.publish(event: "e\(i)", data: .int(i), now: Double(i), sink: sink) }
-        guard case .recovered(let missed) = room.join(TestMember(id: 1, batch: 0), since: (seq: 6, epoch: "e"), now: 11) else {
+        for i in 1...10 { room.publish(Event("e\(i)"), data: .int(i), now: Double(i), sink: sink) }
+        guard case .recovered(let missed) = room.join(TestMember(id: 1, batch: 0), since: Since(seq: 6, epoch: "e"), now: 11) else {
             return XCTFail("gap is in the history")
         }
         XCTAssertEqual(missed.map(text), (7...10).map { #"{"room":"r","seq":\#($0),"epoch":"e","event":"e\#($0)","data":\#($0)}"# })
-        XCTAssertEqual(room.join(TestMember(id: 2, batch: 0), since: (seq: 10, epoch: "e"), now: 11), .recovered([]))
+        XCTAssertEqual(room.join(TestMember(id: 2, batch: 0), since: Since(seq: 10, epoch: "e"), now: 11), .recovered([]))
     }
 
     func testResumeNeedsASnapshotWhenTheEpochChangedOrTheGapIsTooOld() {
-        var room = Room<TestMember>(name: "r", epoch: "new", limits: .init(count: 5, maxAgeSeconds: 60))
+        var room = Room(name: "r", epoch: "new", limits: .init(count: 5, maxAgeSeconds: 60))
         let sink = RecordingSink()
-        for i in 1...20 { room.publish(event: "e", data: .int(i), now: Double(i), sink: sink) }
-        XCTAssertEqual(room.join(TestMember(id: 1, batch: 0), since: (seq: 18, epoch: "old"), now: 21), .snapshotNeeded)
-        XCTAssertEqual(room.join(TestMember(id: 2, batch: 0), since: (seq: 10, epoch: "new"), now: 21), .snapshotNeeded,
+        for i in 1...20 { room.publish(Event("e"), data: .int(i), now: Double(i), sink: sink) }
+        XCTAssertEqual(room.join(TestMember(id: 1, batch: 0), since: Since(seq: 18, epoch: "old"), now: 21), .snapshotNeeded)
+        XCTAssertEqual(room.join(TestMember(id: 2, batch: 0), since: Since(seq: 10, epoch: "new"), now: 21), .snapshotNeeded,
                        "only 5 pushes are kept")
-        guard case .recovered(let m) = room.join(TestMember(id: 3, batch: 0), since: (seq: 15, epoch: "new"), now: 21) else {
+        guard case .recovered(let m) = room.join(TestMember(id: 3, batch: 0), since: Since(seq: 15, epoch: "new"), now: 21) else {
             return XCTFail("16…20 are kept")
         }
         XCTAssertEqual(m.count, 5)
-        XCTAssertEqual(room.join(TestMember(id: 4, batch: 0), since: (seq: 19, epoch: "new"), now: 200), .snapshotNeeded,
+        XCTAssertEqual(room.join(TestMember(id: 4, batch: 0), since: Since(seq: 19, epoch: "new"), now: 200), .snapshotNeeded,
                        "pushes older than 60 s are gone")
-        XCTAssertEqual(room.join(TestMember(id: 5, batch: 0), since: (seq: 99, epoch: "new"), now: 21), .snapshotNeeded,
+        XCTAssertEqual(room.join(TestMember(id: 5, batch: 0), since: Since(seq: 99, epoch: "new"), now: 21), .snapshotNeeded,
                        "a seq from the future is not trusted")
     }
 
     func testLeaveStopsDelivery() {
-        var room = Room<TestMember>(name: "r", epoch: "e")
+        var room = Room(name: "r", epoch: "e")
         let sink = RecordingSink()
         let a = TestMember(id: 1, batch: 0)
         _ = room.join(a, since: nil, now: 0)
         room.leave(a)
-        room.publish(event: "x", data: .null, now: 1, sink: sink)
+        room.publish(Event("x"), data: .null, now: 1, sink: sink)
         XCTAssertTrue(sink.deliveries.isEmpty)
         XCTAssertEqual(room.memberCount, 0)
+    }
+
+    func testHistoryIsBoundedByBytesAndTrimmedWhileQuiet() {
+        var room = Room(name: "r", epoch: "e", limits: .init(count: 1000, maxAgeSeconds: 60, maxBytes: 10_000))
+        let sink = RecordingSink()
+        let big = JSON.string(String(repeating: "x", count: 1000))
+        for i in 1...50 { room.publish(Event("e"), data: big, now: Double(i) / 10, sink: sink) }
+        XCTAssertLessThanOrEqual(room.historyBytes, 10_000)
+        XCTAssertGreaterThan(room.historyCount, 0)
+        XCTAssertLessThan(room.historyCount, 10, "about 2 KB a push: fewer than 10 fit in 10 KB")
+        // No push for two minutes: the owner's sweep empties the history without waiting for one.
+        room.trimHistory(now: 125)
+        XCTAssertEqual(room.historyCount, 0)
+        XCTAssertEqual(room.historyBytes, 0)
+        XCTAssertEqual(room.join(TestMember(id: 9, batch: 0), since: Since(seq: 49, epoch: "e"), now: 125), .snapshotNeeded)
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Accounts
 import HubbubServer
 import Logging
 
@@ -19,7 +20,7 @@ public final class TestServer: @unchecked Sendable {
         config.eventLoops = 2
         config.dataDir = dataDir ?? NSTemporaryDirectory() + "hubbub-test-\(UUID().uuidString)"
         config.logLevel = "warning"
-        config.auth.kdfIterations = 1000 // fast tests; the KDF itself is the same
+        config.domainSettings[AccountsDomain.kdfIterations] = 1000 // fast tests; the KDF itself is the same
         config.rateLimits.authBurst = 1000
         config.rateLimits.readBurst = 10_000
         config.rateLimits.writeBurst = 10_000

@@ -13,19 +13,19 @@ final class FairModeTests: XCTestCase {
         guard case .conflict(let message) = e else { return XCTFail("expected a conflict, got \(String(describing: e))") }
         XCTAssertTrue(message.hasPrefix("fair mode"), message)
         XCTAssertFalse(j.contains(uri("x3")))
-        XCTAssertEqual(try j.request(user: "u2", track: track("x3"), now: T0 + 3), .requested(track("x3"), by: "u2"),
+        XCTAssertRequested(try j.request(user: "u2", track: track("x3"), now: T0 + 3), track("x3"), by: "u2",
                        "another guest is not affected")
-        XCTAssertEqual(try j.request(user: "u1", track: track("a"), now: T0 + 4), .reordered,
+        XCTAssertMoved(try j.request(user: "u1", track: track("a"), now: T0 + 4),
                        "requesting a queued track is a vote, not a pending request")
 
         // The playing track is no longer waiting; a played one is gone.
         _ = try j.nowPlaying(uri: uri("x1"))
         XCTAssertEqual(j.pendingRequests(of: "u1"), 1)
-        XCTAssertEqual(try j.request(user: "u1", track: track("x4"), now: T0 + 5), .requested(track("x4"), by: "u1"))
+        XCTAssertRequested(try j.request(user: "u1", track: track("x4"), now: T0 + 5), track("x4"), by: "u1")
         XCTAssertJukeboxError(try j.request(user: "u1", track: track("x5"), now: T0 + 6),
                               .conflict("fair mode: you already have 2 requested tracks waiting; request again once one has played"))
         _ = try j.trackEnded(uri: uri("x2"), now: T0 + 200)
-        XCTAssertEqual(try j.request(user: "u1", track: track("x5"), now: T0 + 201), .requested(track("x5"), by: "u1"))
+        XCTAssertRequested(try j.request(user: "u1", track: track("x5"), now: T0 + 201), track("x5"), by: "u1")
     }
 
     func testWithoutFairModeThereIsNoCap() throws {

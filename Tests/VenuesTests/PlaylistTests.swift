@@ -8,7 +8,6 @@ final class PlaylistTests: XCTestCase {
         second.title = "second copy"
         let change = try j.setPlaylist(uri: "p1", creator: "Ana", tracks: [track("a"), track("b"), track("c"), second, track("a")], now: T0)
         XCTAssertEqual(change, .playlistSet)
-        XCTAssertEqual(change.events, ["playlist.snapshot"])
         XCTAssertEqual(j.order, uris("a", "b", "c"))
         XCTAssertEqual(j.entry(uri("b"))?.track.title, "Song b", "the first copy wins")
         XCTAssertEqual(j.originalTracks, [track("a"), track("b"), track("c")])
@@ -82,14 +81,13 @@ final class PlaylistTests: XCTestCase {
 
         let change = try j.reset()
         XCTAssertEqual(change, .reset)
-        XCTAssertEqual(change.events, ["playlist.snapshot"])
         XCTAssertEqual(j.order, uris("a", "b", "c"), "the played track is back, the request is gone")
         XCTAssertEqual(j.votes, [uri("a"): 0, uri("b"): 0, uri("c"): 0])
         XCTAssertEqual(j.voters(of: uri("c")), [])
         XCTAssertNil(j.nowPlayingUri)
         XCTAssertFalse(j.contains(uri("x")))
         XCTAssertEqual(j.pendingRequests(of: "u2"), 0)
-        XCTAssertEqual(try j.vote(user: "u1", uri: uri("c"), now: T0 + 200), .reordered, "old votes do not block new ones")
+        XCTAssertMoved(try j.vote(user: "u1", uri: uri("c"), now: T0 + 200), "old votes do not block new ones")
     }
 
     func testClearVotesKeepsTheQueueAndRequesters() throws {
@@ -100,12 +98,11 @@ final class PlaylistTests: XCTestCase {
         XCTAssertEqual(j.order, uris("x", "b", "a"))
         let change = try j.clearVotes()
         XCTAssertEqual(change, .votesCleared)
-        XCTAssertEqual(change.events, ["votes.cleared", "playlist.reordered"])
         XCTAssertEqual(j.order, uris("a", "b", "x"), "by time of entry when nobody has votes")
         XCTAssertEqual(j.votes, [uri("a"): 0, uri("b"): 0, uri("x"): 0])
         XCTAssertEqual(j.requester(of: uri("x")), "u2")
         XCTAssertEqual(j.voters(of: uri("x")), [])
-        XCTAssertEqual(try j.vote(user: "u1", uri: uri("b"), now: T0 + 1), .reordered)
+        XCTAssertMoved(try j.vote(user: "u1", uri: uri("b"), now: T0 + 1))
     }
 
     func testRemovePlaylist() throws {
@@ -113,7 +110,6 @@ final class PlaylistTests: XCTestCase {
         _ = try j.vote(user: "u1", uri: uri("b"), now: T0)
         let change = try j.removePlaylist()
         XCTAssertEqual(change, .removed)
-        XCTAssertEqual(change.events, ["playlist.removed"])
         XCTAssertFalse(j.hasPlaylist)
         XCTAssertNil(j.playlist)
         XCTAssertEqual(j.order, [])
@@ -147,7 +143,6 @@ final class PlaylistTests: XCTestCase {
         _ = try j.nowPlaying(uri: uri("a"))
         let change = try j.trackEnded(uri: uri("a"), now: T0 + 200)
         XCTAssertEqual(change, .ended(uri("a"), clearedNowPlaying: true))
-        XCTAssertEqual(change.events, ["nowplaying.changed", "playlist.reordered"])
         XCTAssertNil(j.nowPlayingUri, "nothing pinned after the playing track ended")
         XCTAssertEqual(j.order, uris("c", "b"))
         XCTAssertNil(j.votes[uri("a")])

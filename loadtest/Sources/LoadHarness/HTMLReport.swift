@@ -53,8 +53,13 @@ public enum HTMLReport {
                 [SVGChart.Series(name: label(r, "server"), points: r.server.dropFirst().map { ($0.t, $0.cpuPercent) }),
                  SVGChart.Series(name: label(r, "harness"), points: r.harness.dropFirst().map { ($0.t, $0.cpuPercent) })]
             }).svg
-            html += SVGChart(title: "Server RSS, MB", series: runs.filter { !$0.server.isEmpty }.map { r in
-                SVGChart.Series(name: label(r, "RSS"), points: r.server.map { ($0.t, Double($0.rssKB) / 1024) })
+            html += SVGChart(title: "Server RSS, MB", series: runs.filter { !$0.server.isEmpty }.flatMap { r -> [SVGChart.Series] in
+                var series = [SVGChart.Series(name: label(r, "RSS"), points: r.server.map { ($0.t, Double($0.rssKB) / 1024) })]
+                if let slope = r.serverRssSlope {
+                    series.append(SVGChart.Series(name: label(r, "fit, 2nd half: \(String(format: "%+.2f", slope.mbPerHour)) MB/h"),
+                                                  points: [(slope.fromSeconds, slope.fromKB / 1024), (slope.toSeconds, slope.toKB / 1024)]))
+                }
+                return series
             }).svg
         }
         if runs.contains(where: { $0.timeline.contains { $0.errors + $0.violations > 0 } }) {

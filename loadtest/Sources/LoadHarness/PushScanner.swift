@@ -12,12 +12,13 @@ import Realtime
 
 /// The room events the harness tells apart.
 public enum PushEvent: Sendable, Equatable {
-    case playlistReordered, playlistSnapshot, trackRequested, votesCleared, nowPlayingChanged
+    case trackMoved, playlistReordered, playlistSnapshot, trackRequested, votesCleared, nowPlayingChanged
     case venueUpdated, presenceChanged, venueRemoved, playlistRemoved
     case other
 
     init(_ name: String) {
         switch name {
+        case "track.moved": self = .trackMoved
         case "playlist.reordered": self = .playlistReordered
         case "playlist.snapshot": self = .playlistSnapshot
         case "track.requested": self = .trackRequested
@@ -32,7 +33,8 @@ public enum PushEvent: Sendable, Equatable {
     }
 }
 
-/// A guest action named by a `playlist.reordered` push's `cause`.
+/// A guest action named by a push's `cause`: a `track.moved` push's `{action, by}` with the track it
+/// moved, or a `playlist.reordered` push's `{action, by, track}` (fair mode's request).
 public struct PushCause: Sendable, Equatable, Hashable {
     public enum Action: Sendable, Equatable, Hashable { case vote, unvote, request }
     public var action: Action
@@ -65,6 +67,14 @@ public struct ScannedPush: Sendable, Equatable {
     public var queue: [QueuedTrack] = []
     /// `playlist.reordered`: whether `order` named the same tracks in the same order as `votes`.
     public var orderMatchesVotes = true
+    /// `track.moved`: the track with its new vote count.
+    public var moved: QueuedTrack?
+    /// `track.moved`: the track's new 0-based place in the queue (the pinned track's is 0).
+    public var index = 0
+    /// `track.requested`: the track that entered the queue (at its end, with no votes until the
+    /// `track.moved` that follows gives it its requester's).
+    public var requested: UInt64?
+    /// The guest action that caused a `track.moved` or `playlist.reordered` (nil: none named).
     public var cause: PushCause?
     /// `nowplaying.changed`: the pinned track (nil: none).
     public var nowPlaying: UInt64?
@@ -107,7 +117,16 @@ public enum PushScanner {
         var d = c
         d.index = data.lowerBound
         switch push.event {
+        case .trackMoved: try scanMoved(&d, into: &push)
         case .playlistReordered: try scanReordered(&d, into: &push)
+        case .trackRequested:
+            try d.object { c, key throws(JSONCursor.Failure) in
+                if key != "track" { try c.skipValue(); return }
+                try c.object { c, key throws(JSONCursor.Failure) in
+                    if key != "uri" { try c.skipValue() } else { push.requested = try c.stringHash() }
+                }
+            }
+            if push.requested == nil { throw JSONCursor.Failure() }
         case .nowPlayingChanged:
             try d.object { c, key throws(JSONCursor.Failure) in
                 if key != "track" { try c.skipValue() } else if !c.skipNull() { push.nowPlaying = try c.stringHash() }
@@ -126,27 +145,58 @@ public enum PushScanner {
             case "votes":
                 try c.objectHashingKeys { c, track throws(JSONCursor.Failure) in push.queue.append(QueuedTrack(track: track, votes: try c.int())) }
             case "cause":
-                var action: PushCause.Action?
-                var by: UInt64 = 0, track: UInt64 = 0
-                try c.object { c, key throws(JSONCursor.Failure) in
-                    switch key {
-                    case "action":
-                        switch try c.string() {
-                        case "vote": action = .vote
-                        case "unvote": action = .unvote
-                        case "request": action = .request
-                        default: action = nil
-                        }
-                    case "by": by = try c.stringHash()
-                    case "track": track = try c.stringHash()
-                    default: try c.skipValue()
-                    }
-                }
-                if let action { push.cause = PushCause(action: action, by: by, track: track) }
+                let (action, by, track) = try scanCause(&c)
+                if let action { push.cause = PushCause(action: action, by: by, track: track ?? 0) }
             default: try c.skipValue()
             }
         }
         push.orderMatchesVotes = order.count == push.queue.count && zip(order, push.queue).allSatisfy { $0 == $1.track }
+    }
+
+    /// `{"track": uri, "votes": n, "index": i, "cause": {"action", "by"}}`, members in any order;
+    /// the cause names the moved track. A move without its track, votes or index is unreadable.
+    private static func scanMoved(_ c: inout JSONCursor, into push: inout ScannedPush) throws(JSONCursor.Failure) {
+        var track: UInt64?, votes: Int?, index: Int?
+        var action: PushCause.Action?, by: UInt64 = 0
+        try c.object { c, key throws(JSONCursor.Failure) in
+            switch key {
+            case "track": track = try c.stringHash()
+            case "votes": votes = try c.int()
+            case "index": index = try c.int()
+            case "cause":
+                let cause = try scanCause(&c)
+                action = cause.action
+                by = cause.by
+            default: try c.skipValue()
+            }
+        }
+        guard let track, let votes, let index else { throw JSONCursor.Failure() }
+        push.moved = QueuedTrack(track: track, votes: votes)
+        push.index = index
+        if let action { push.cause = PushCause(action: action, by: by, track: track) }
+    }
+
+    /// A `cause` object: its action (nil: not a guest action the harness knows), who, and the
+    /// track when it names one.
+    private static func scanCause(_ c: inout JSONCursor) throws(JSONCursor.Failure) -> (action: PushCause.Action?, by: UInt64, track: UInt64?) {
+        var action: PushCause.Action?
+        var by: UInt64 = 0
+        var track: UInt64?
+        try c.object { c, key throws(JSONCursor.Failure) in
+            switch key {
+            case "action":
+                switch try c.string() {
+                case "vote": action = .vote
+                case "unvote": action = .unvote
+                case "request": action = .request
+                default: action = nil
+                }
+            case "by": by = try c.stringHash()
+            case "track": track = try c.stringHash()
+            default: try c.skipValue()
+            }
+        }
+        return (action, by, track)
     }
 }
 

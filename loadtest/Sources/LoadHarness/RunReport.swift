@@ -60,6 +60,8 @@ public struct RunReport: Sendable, Codable {
     public var reconnects: Reconnects
     public var timeline: [TimelineRow]
     public var server: [ServerSample]
+    /// The server's RSS slope over the second half of the run (nil: not sampled, or too few samples).
+    public var serverRssSlope: RSSSlope?
     /// The harness process sampled the same way.
     public var harness: [ServerSample]
     public var thresholds: [ThresholdResult]
@@ -140,6 +142,11 @@ public struct RunReport: Sendable, Codable {
             sum["serverRssMaxKB"] = Double(server.map(\.rssKB).max() ?? 0)
             sum["serverRssStartKB"] = Double(server.first?.rssKB ?? 0)
         }
+        serverRssSlope = RSSSlope(secondHalfOf: server)
+        if let slope = serverRssSlope {
+            sum["serverRssSlopeKBPerMinute"] = (slope.kbPerMinute * 100).rounded() / 100
+            sum["serverRssSlopeMBPerHour"] = (slope.mbPerHour * 100).rounded() / 100
+        }
         if harness.count > 1 {
             let busy = harness.dropFirst()
             sum["harnessCpuMeanPercent"] = (busy.map(\.cpuPercent).reduce(0, +) / Double(busy.count)).rounded()
@@ -178,6 +185,10 @@ public struct RunReport: Sendable, Codable {
         }
         if summary["serverRssMaxKB"] != nil {
             rows.append(("server", "CPU mean \(n("serverCpuMeanPercent")) % max \(n("serverCpuMaxPercent")) %, RSS \(n("serverRssStartKB")) → max \(n("serverRssMaxKB")) KB"))
+        }
+        if let slope = serverRssSlope {
+            rows.append(("server RSS slope", String(format: "%+.2f MB/h (%+.1f KB/min), least squares over the second half (%.0f–%.0f s, %d samples)",
+                                                    slope.mbPerHour, slope.kbPerMinute, slope.fromSeconds, slope.toSeconds, slope.samples)))
         }
         if summary["harnessCpuMeanPercent"] != nil {
             rows.append(("harness", "CPU mean \(n("harnessCpuMeanPercent")) % max \(n("harnessCpuMaxPercent")) % (a harness near 100 % per loop measures itself)"))

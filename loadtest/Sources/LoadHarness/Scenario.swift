@@ -230,6 +230,21 @@ public struct Scenario: Sendable, Equatable {
         return s
     }
 
+    /// A duration as `--duration` takes it: seconds (`90`, `90s`), minutes (`30m`) or hours
+    /// (`1.5h`), within a scenario file's range (0.1 s … 24 h); nil otherwise.
+    public static func seconds(fromDuration text: String) -> Double? {
+        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600]
+        var number = Substring(text)
+        var factor = 1.0
+        if let last = number.last, let f = units[last] {
+            factor = f
+            number = number.dropLast()
+        }
+        guard let value = Double(number), value.isFinite else { return nil }
+        let seconds = value * factor
+        return (0.1...86_400).contains(seconds) ? seconds : nil
+    }
+
     /// Every connection the scenario may hold at once (for file-descriptor limits).
     public var peakConnections: Int {
         switch kind {

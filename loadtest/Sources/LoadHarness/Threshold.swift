@@ -6,6 +6,8 @@ public struct Threshold: Sendable, Equatable {
         case minPushesPerSecond, minActionsPerSecond, minMessagesPerSecond
         case maxViolations, maxMissing, maxDuplicates, maxErrors, maxErrorShare
         case minRecoveredShare, minConnectedShare, maxUnexpectedCloses
+        /// The server's RSS slope over the second half of the run (needs `--server-pid`).
+        case maxRssSlopeKBPerMinute
 
         /// Whether the figure exists for this kind of scenario.
         func applies(to kind: Scenario.Kind) -> Bool {
@@ -38,6 +40,7 @@ public struct Threshold: Sendable, Equatable {
             case .minRecoveredShare: "recoveredShare"
             case .minConnectedShare: "connectedShare"
             case .maxUnexpectedCloses: "unexpectedCloses"
+            case .maxRssSlopeKBPerMinute: "serverRssSlopeKBPerMinute"
             }
         }
     }

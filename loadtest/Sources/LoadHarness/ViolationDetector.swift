@@ -8,11 +8,16 @@ public struct Violations: Sendable, Equatable {
     public var outOfOrder = 0
     /// A push from an epoch other than the one the client subscribed in.
     public var wrongEpoch = 0
-    /// A `playlist.reordered` whose order does not follow its votes (most first, the pinned track
-    /// first), or whose `order` and `votes` disagree.
+    /// A queue out of order: a `playlist.reordered` whose order does not follow its votes (most
+    /// first, the pinned track first) or whose `order` and `votes` disagree; a `track.moved` that
+    /// puts its track where its votes do not belong (above a track with more votes, below one with
+    /// fewer, above the pinned track, the pinned track anywhere but first, past the queue's end),
+    /// or gives it fewer than no votes.
     public var badOrder = 0
-    /// A `playlist.reordered` caused by a vote, unvote or request whose counts do not follow from
-    /// the state the client knew: the cause's track must move by exactly one vote, the total too.
+    /// Counts that do not follow from the state the client knew: a vote, unvote or request must
+    /// move its track by exactly one vote (a `track.moved` from the track's known count, a new
+    /// request from the 0 its `track.requested` brought it in with; a `playlist.reordered` the
+    /// total too); a `track.moved` of a track not queued; a `track.requested` of one already queued.
     public var badCount = 0
 
     public init() {}
@@ -118,6 +123,18 @@ public struct PushValidator: Sendable {
 
     private mutating func apply(_ push: ScannedPush) {
         switch push.event {
+        case .trackMoved:
+            if let moved = push.moved { move(moved, to: push.index, cause: push.cause) }
+        case .trackRequested:
+            if let track = push.requested, queue != nil {
+                // At the end with no votes; the `track.moved` (or fair mode's `playlist.reordered`)
+                // that follows gives it its requester's vote and its place.
+                if queue!.contains(where: { $0.track == track }) {
+                    violations.badCount += 1
+                } else {
+                    queue!.append(QueuedTrack(track: track, votes: 0))
+                }
+            }
         case .playlistReordered:
             checkOrder(push)
             if let cause = push.cause, let old = queue { checkCounts(old: old, new: push.queue, cause: cause) }
@@ -150,6 +167,36 @@ public struct PushValidator: Sendable {
             previous = t.votes
         }
         if !ok { violations.badOrder += 1 }
+    }
+
+    /// Applies a `track.moved` (the track leaves its place and is inserted at `index` with its new
+    /// count) and checks it: the count against the cause, the place against its neighbours' votes.
+    /// Only the moved track's place is checked (the others keep their relative order), so a
+    /// misplaced track is counted once, not again at every later move. Among equal votes it may go
+    /// anywhere: the server breaks ties by an entry counter the client does not see.
+    private mutating func move(_ moved: QueuedTrack, to index: Int, cause: PushCause?) {
+        guard var q = queue else { return }
+        queue = nil // keeps q's storage unique while it is edited
+        defer { queue = q }
+        let pinnedOnTop = nowPlaying != nil && q.first?.track == nowPlaying
+        let isPinned = nowPlaying == moved.track
+        if let from = q.firstIndex(where: { $0.track == moved.track }) {
+            if let cause, moved.votes != q[from].votes + (cause.action == .unvote ? -1 : 1) { violations.badCount += 1 }
+            q.remove(at: from)
+        } else {
+            violations.badCount += 1 // not queued: a request's `track.requested` brings a track in first
+        }
+        // Where it may go: the pinned track first; any other after it, at most at the end.
+        let lowest = isPinned ? 0 : (pinnedOnTop ? 1 : 0)
+        let highest = isPinned ? 0 : q.count
+        var ok = moved.votes >= 0 && index >= lowest && index <= highest
+        let at = min(max(index, lowest), highest)
+        if !isPinned {
+            if at - 1 >= lowest, q[at - 1].votes < moved.votes { ok = false }
+            if at < q.count, q[at].votes > moved.votes { ok = false }
+        }
+        if !ok { violations.badOrder += 1 }
+        q.insert(moved, at: at)
     }
 
     private mutating func checkCounts(old: [QueuedTrack], new: [QueuedTrack], cause: PushCause) {

@@ -23,7 +23,8 @@ struct RunCommand: AsyncParsableCommand {
     @Option(parsing: .singleValue, help: "A peer's pid for sampling: NAME=PID (repeatable).") var comparePid: [String] = []
     @Option(help: "Directory for result.json, summary.txt and report.html.") var out = "loadtest/results/latest"
     @Option(help: "Multiply the crowd (venues) or connection counts.") var scale = 1.0
-    @Option(help: "Override the scenario's measured seconds.") var duration: Double?
+    @Option(help: "Override the scenario's measured duration: seconds, or with a unit (90s, 30m, 2h; at most 24h).")
+    var duration: DurationArgument?
     @Option(help: "Override the client loops (threads).") var loops: Int?
     @Option(help: "Override fanout.messagesPerSecondPerPublisher (fanout scenarios).") var publishRate: Double?
     @Option(help: "Override venues.votesPerPatronPerMinute (venue scenarios).") var votesPerMinute: Double?
@@ -38,7 +39,7 @@ struct RunCommand: AsyncParsableCommand {
             throw ExitCode(2)
         }
         s = s.scaled(by: scale)
-        if let duration { s = s.withDuration(duration) }
+        if let duration { s = s.withDuration(duration.seconds) }
         if let loops { s.client.loops = loops }
         if compression { s.client.compression = true }
         if let publishRate, var f = s.fanout {
@@ -89,6 +90,16 @@ struct RunCommand: AsyncParsableCommand {
     static func resolve(_ s: String) -> String {
         if s.contains("/") || s.hasSuffix(".json") { return s }
         return "config/scenarios/\(s).json"
+    }
+}
+
+/// `--duration`: seconds (`1800`, `1800s`), minutes (`30m`) or hours (`2h`).
+struct DurationArgument: ExpressibleByArgument {
+    var seconds: Double
+
+    init?(argument: String) {
+        guard let s = Scenario.seconds(fromDuration: argument) else { return nil }
+        seconds = s
     }
 }
 

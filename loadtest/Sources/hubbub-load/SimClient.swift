@@ -6,8 +6,9 @@ import Synchronization
 import Transport
 import WebSocket
 
-/// When each guest action was sent, by its cause (who, what, which track): how a push is timed
-/// at every subscriber that receives it.
+/// When each guest action was sent, by its cause (who, what, which track): how the push it causes
+/// (`track.moved`, or fair mode's `playlist.reordered` after a request) is timed at every
+/// subscriber that receives it.
 final class ActionTiming: Sendable {
     private let sent = Mutex<[PushCause: UInt64]>([:])
     func record(_ cause: PushCause, at nanos: UInt64) { sent.withLock { $0[cause] = nanos } }
@@ -196,6 +197,7 @@ final class SimClient: WebSocketHandler, @unchecked Sendable {
             return
         }
         meter.now.received += 1
+        // A request's `track.requested` carries no cause: it is the `track.moved` after it that is timed.
         if let cause = push.cause, let sent = timing.sentAt(cause), now > sent {
             meter.now.recordLatency(nanos: now - sent)
         }

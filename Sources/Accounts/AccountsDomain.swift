@@ -1,0 +1,145 @@
+import DomainSeam
+import Foundation
+import GRDB
+import HubbubCrypto
+import Realtime
+
+/// Accounts on the seam: `account.*`, `auth`, `profile.*`, the user tables, the `auth.*` settings,
+/// and the `UserDirectory` other domains ask whether a user exists.
+public struct AccountsDomain: Domain {
+    public static let name = "accounts"
+
+    public static let tokenSecret = Setting("auth.tokenSecret", default: "",
+                                            help: "HMAC key of session tokens; empty: a random key kept in <dataDir>/token-secret")
+    public static let tokenLifetimeHours = Setting("auth.tokenLifetimeHours", default: 720, range: 1...87_600,
+                                                   help: "how long a session token is valid")
+    public static let kdfIterations = Setting("auth.kdfIterations", default: 100_000, range: 1...10_000_000,
+                                              help: "PBKDF2-HMAC-SHA-256 iterations for new passwords (load tests may lower it)")
+    public static let passwordMinLength = Setting("auth.passwordMinLength", default: 8, range: 1...256,
+                                                  help: "password rules: this long, a letter and a digit")
+
+    public static var settings: [any AnySetting] { [tokenSecret, tokenLifetimeHours, kdfIterations, passwordMinLength] }
+
+    public static func migrations(_ migrator: inout DatabaseMigrator) { AccountSchema.register(&migrator) }
+
+    public let accounts: AccountService
+
+    public init(context: DomainContext) throws {
+        var configuration = AccountService.Configuration()
+        configuration.pbkdf2Iterations = context.settings[Self.kdfIterations]
+        configuration.passwordMinLength = context.settings[Self.passwordMinLength]
+        configuration.tokenLifetimeSeconds = Double(context.settings[Self.tokenLifetimeHours]) * 3600
+        let secret = try Self.secret(context.settings[Self.tokenSecret], dataDirectory: context.dataDirectory)
+        accounts = try AccountService(store: context.store, secret: secret, configuration: configuration)
+        context.capabilities.provide(UserDirectory.self, Users(accounts: accounts))
+    }
+
+    public var ops: [Op] {
+        let accounts = self.accounts
+        return [
+            .anyone("account.signup", .auth, SignupArgs.self) { call, a throws(ProtocolError) in
+                let (user, token) = try await accounts.signup(username: a.username, email: a.email, password: a.password,
+                                                              confirmation: a.confirmation)
+                // Signed up is logged in, as after account.login.
+                let (_, claims) = try await accounts.authenticate(token)
+                await call.session.signIn(claims.identity)
+                return .reply(["user": user.json, "token": .string(token)])
+            },
+            .anyone("account.login", .auth, LoginArgs.self) { call, a throws(ProtocolError) in
+                let (user, token) = try await accounts.login(a.login, password: a.password)
+                let (_, claims) = try await accounts.authenticate(token)
+                await call.session.signIn(claims.identity)
+                return .reply(["user": user.json, "token": .string(token)])
+            },
+            .anyone("auth", .auth, TokenArgs.self) { call, a throws(ProtocolError) in
+                let (user, claims) = try await accounts.authenticate(a.token)
+                await call.session.signIn(claims.identity)
+                return .reply(["user": user.json])
+            },
+            .user("account.logout", .auth, NoArguments.self) { c throws(ProtocolError) in
+                if let claims = Tokens.Claims(await c.session.signOut()) { try await accounts.logout(claims) }
+                return .reply([:])
+            },
+            .user("account.delete", .write, NoArguments.self) { c throws(ProtocolError) in
+                try await accounts.delete(c.user)
+                if let claims = Tokens.Claims(await c.session.signOut()) { try await accounts.logout(claims) }
+                return .reply(["deleted": .string(c.user)])
+            },
+            .user("profile.get", .read, ProfileArgs.self) { c throws(ProtocolError) in
+                .reply(["profile": try await accounts.profile(c.args.user ?? c.user)])
+            },
+            .user("profile.update", .write, ProfileUpdateArgs.self) { c throws(ProtocolError) in
+                if let target = c.args.user, target != c.user { throw .forbidden("you can only edit your own profile") }
+                return .reply(["profile": try await accounts.updateProfile(c.user, args: c.args.args)])
+            },
+        ]
+    }
+
+    /// The token key: from configuration, else a random one kept (0600) in the data directory so
+    /// tokens survive restarts.
+    static func secret(_ configured: String, dataDirectory: String) throws -> [UInt8] {
+        if !configured.isEmpty { return Array(configured.utf8) }
+        let path = (dataDirectory as NSString).appendingPathComponent("token-secret")
+        if let text = try? String(contentsOfFile: path, encoding: .utf8),
+           let bytes = Base64.decode(text.trimmingCharacters(in: .whitespacesAndNewlines)), bytes.count >= 32 {
+            return bytes
+        }
+        let secret = Digest.randomBytes(32)
+        FileManager.default.createFile(atPath: path, contents: Data(Base64.encode(secret).utf8), attributes: [.posixPermissions: 0o600])
+        return secret
+    }
+
+    struct Users: UserDirectory {
+        let accounts: AccountService
+        func exists(_ user: String) async -> Bool { ((try? await accounts.user(user)) ?? nil) != nil }
+    }
+}
+
+extension Tokens.Claims {
+    /// Who a session is, from its token.
+    var identity: Identity { Identity(user: user, tokenID: id, expires: expires) }
+
+    /// The token a session authenticated with (nil: it had none).
+    init?(_ identity: Identity?) {
+        guard let identity, let id = identity.tokenID, let expires = identity.expires else { return nil }
+        self.init(user: identity.user, expires: expires, id: id)
+    }
+}
+
+struct SignupArgs: OpArguments {
+    var username, email, password: String
+    var confirmation: String?
+    init(_ a: Args) throws(ProtocolError) {
+        username = try a.string("username", maxLength: 64)
+        email = try a.string("email", maxLength: 254)
+        password = try a.string("password", maxLength: 1024)
+        confirmation = try a.optionalString("passwordConfirmation", maxLength: 1024)
+    }
+}
+
+struct LoginArgs: OpArguments {
+    var login, password: String
+    init(_ a: Args) throws(ProtocolError) {
+        login = try a.string("login", maxLength: 254)
+        password = try a.string("password", maxLength: 1024)
+    }
+}
+
+struct TokenArgs: OpArguments {
+    var token: String
+    init(_ a: Args) throws(ProtocolError) { token = try a.string("token", maxLength: 512) }
+}
+
+struct ProfileArgs: OpArguments {
+    var user: String?
+    init(_ a: Args) throws(ProtocolError) { user = try a.optionalString("user", maxLength: 64) }
+}
+
+struct ProfileUpdateArgs: OpArguments {
+    var user: String?
+    var args: Args
+    init(_ a: Args) throws(ProtocolError) {
+        user = try a.optionalString("user", maxLength: 64)
+        args = a
+    }
+}

@@ -1,0 +1,67 @@
+import GRDB
+import Logging
+import Realtime
+import ServiceLifecycle
+import Storage
+
+/// A domain of Hubbub (accounts, venues, route corridors, tonight's events): everything it adds
+/// to the server comes through this one protocol. The core builds each registered domain once at
+/// start, in registration order, and from then on only asks it for:
+/// - `ops`: the requests it answers (name, rate class, who may call, typed arguments, handler);
+/// - `rooms`: for each room prefix it hosts, how a room name finds the actor hosting it
+///   (subscribe, recovery, unsubscribe and leave-on-close all go through it);
+/// - `services`: its background work, started after the store and before the transport, and
+///   stopped in reverse order (swift-service-lifecycle);
+/// - `migrations` and `settings` (static: needed before any domain is built): its tables and its
+///   configuration section, each setting with a documented default.
+///
+/// A domain sees the store, a `PushSink` and `ConnectionID`s; never the transport.
+public protocol Domain: Sendable {
+    /// The domain's name: its configuration section (`venues.retireAfterSeconds`) and log label.
+    static var name: String { get }
+    /// The settings of its section, with defaults and ranges (see `Setting`).
+    static var settings: [any AnySetting] { get }
+    /// Registers its tables' migrations; identifiers start with the domain's name (`venues.v2`).
+    static func migrations(_ migrator: inout DatabaseMigrator)
+
+    /// Builds the domain; `context` gives it the store, the sink, its settings and the others' capabilities.
+    init(context: DomainContext) throws
+
+    var ops: [Op] { get }
+    var rooms: [any RoomDirectory] { get }
+    var services: [any Service] { get }
+}
+
+extension Domain {
+    public static var settings: [any AnySetting] { [] }
+    public var rooms: [any RoomDirectory] { [] }
+    public var services: [any Service] { [] }
+}
+
+/// What the core hands a domain when it builds it.
+public struct DomainContext: Sendable {
+    /// The durable store (group-committed SQLite).
+    public let store: Store
+    /// Where pushes and replies go.
+    public let sink: any PushSink
+    /// Settings, the domain's own among them (`settings[MyDomain.someSetting]`).
+    public let settings: SettingValues
+    /// The history limits every room uses unless the domain has reason to differ.
+    public let roomHistory: Room.HistoryLimits
+    /// What domains offer each other (e.g. `UserDirectory`), resolved when used, not when built.
+    public let capabilities: Capabilities
+    public let logger: Logger
+    /// The server's data directory (for files a domain keeps beside the database).
+    public let dataDirectory: String
+
+    public init(store: Store, sink: any PushSink, settings: SettingValues, roomHistory: Room.HistoryLimits,
+                capabilities: Capabilities, logger: Logger, dataDirectory: String) {
+        self.dataDirectory = dataDirectory
+        self.store = store
+        self.sink = sink
+        self.settings = settings
+        self.roomHistory = roomHistory
+        self.capabilities = capabilities
+        self.logger = logger
+    }
+}

@@ -1,0 +1,124 @@
+import Realtime
+import WebSocket
+
+/// How a request is rate limited: each class has its own per-connection budget (and `auth`
+/// further limits of its own).
+public enum RateClass: String, Sendable, CaseIterable {
+    /// signup, login, auth: slow on purpose (password hashing).
+    case auth
+    /// reads: get, search, list, subscribe.
+    case read
+    /// writes: votes, requests, owner actions, profile changes.
+    case write
+}
+
+/// The arguments of one op, parsed and checked before its handler runs; a failure names the field.
+public protocol OpArguments: Sendable {
+    init(_ args: Args) throws(ProtocolError)
+}
+
+/// An op without arguments (or one that ignores them).
+public struct NoArguments: OpArguments {
+    public init(_ args: Args) {}
+}
+
+/// What a handler did about its reply.
+public enum OpOutcome: Sendable {
+    /// Answer the request with this result (the core sends it).
+    case reply(JSON)
+    /// The handler, or whoever it handed the request to, answers through the call's `Replier`
+    /// (a subscribe orders its reply before the pushes it replays; a write answers once durable).
+    case sent
+}
+
+/// One request being handled: who sent it, over which connection, and how to answer.
+public struct OpCall: Sendable {
+    public let requestID: Int
+    /// The logged-in user, if any (ops declared `.user` always have one).
+    public let user: String?
+    public let session: any SessionControl
+    public let reply: Replier
+
+    public init(requestID: Int, user: String?, session: any SessionControl, reply: Replier) {
+        self.requestID = requestID
+        self.user = user
+        self.session = session
+        self.reply = reply
+    }
+}
+
+/// A call of an op that needs a logged-in user, with its arguments parsed.
+public struct UserCall<Arguments: OpArguments>: Sendable {
+    public let user: String
+    public let args: Arguments
+    public let session: any SessionControl
+    public let reply: Replier
+}
+
+/// One op of protocol.md: its name, rate class, whether it needs a logged-in user, and what it
+/// does. Build one with `Op.user` or `Op.anyone`, which parse the arguments before the handler.
+public struct Op: Sendable {
+    /// Who may call an op.
+    public enum Access: Sendable {
+        /// Anyone, logged in or not (sign-up, log-in).
+        case anyone
+        /// A logged-in user only; others get `unauthorized`.
+        case user
+    }
+
+    public let name: String
+    public let rateClass: RateClass
+    public let access: Access
+    private let handler: @Sendable (Args, OpCall) async throws(ProtocolError) -> OpOutcome
+
+    /// Runs the op (the core has checked access and the rate limit).
+    public func run(_ args: Args, _ call: OpCall) async throws(ProtocolError) -> OpOutcome {
+        try await handler(args, call)
+    }
+
+    /// An op for logged-in users; `A` parses its arguments.
+    public static func user<A: OpArguments>(_ name: String, _ rateClass: RateClass, _ arguments: A.Type = A.self,
+                                            _ body: @escaping @Sendable (UserCall<A>) async throws(ProtocolError) -> OpOutcome) -> Op {
+        Op(name: name, rateClass: rateClass, access: .user) { args, call throws(ProtocolError) in
+            guard let user = call.user else { throw .unauthorized("log in or send auth first") }
+            return try await body(UserCall(user: user, args: try A(args), session: call.session, reply: call.reply))
+        }
+    }
+
+    /// An op anyone may call; `A` parses its arguments.
+    public static func anyone<A: OpArguments>(_ name: String, _ rateClass: RateClass, _ arguments: A.Type = A.self,
+                                              _ body: @escaping @Sendable (OpCall, A) async throws(ProtocolError) -> OpOutcome) -> Op {
+        Op(name: name, rateClass: rateClass, access: .anyone) { args, call throws(ProtocolError) in
+            try await body(call, try A(args))
+        }
+    }
+}
+
+/// Who a connection is logged in as.
+public struct Identity: Sendable, Equatable {
+    public var user: String
+    /// The token it authenticated with (nil: none, e.g. in tests).
+    public var tokenID: String?
+    /// When that token expires (seconds since 1970); past it, requests close the connection with 4002.
+    public var expires: Double?
+
+    public init(user: String, tokenID: String? = nil, expires: Double? = nil) {
+        self.user = user
+        self.tokenID = tokenID
+        self.expires = expires
+    }
+}
+
+/// The connection's session, as ops may change it (the core's session actor implements it).
+public protocol SessionControl: Sendable {
+    /// The connection (what rooms keep as a member).
+    var member: ConnectionID { get }
+    /// From now on, requests on this connection act as `identity.user`.
+    func signIn(_ identity: Identity) async
+    /// Forgets who is logged in; returns who was.
+    func signOut() async -> Identity?
+    /// Records a room this connection subscribes to (left when it closes), within the
+    /// per-connection limit (`too_large` beyond it). Used by the core's `subscribe`.
+    func addSubscription(_ room: String) async throws(ProtocolError)
+    func removeSubscription(_ room: String) async
+}

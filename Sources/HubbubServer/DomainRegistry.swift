@@ -1,0 +1,94 @@
+import DomainSeam
+import Logging
+import Realtime
+import ServiceLifecycle
+import WebSocket
+
+/// The domains, built, and what the core looks up in them: ops by name, room directories by
+/// prefix, background services. The core's own ops (`subscribe`, `unsubscribe`) join the domains'.
+final class DomainRegistry: Sendable {
+    let domains: [any Domain]
+    let ops: [String: Op]
+    let rooms: [String: any RoomDirectory]
+    let services: [any Service]
+
+    init(domains: [any Domain]) throws {
+        self.domains = domains
+        var rooms: [String: any RoomDirectory] = [:]
+        for d in domains {
+            for r in d.rooms {
+                guard rooms[r.prefix] == nil else {
+                    throw ConfigurationError(key: "domains", problem: "two domains host rooms \(r.prefix):")
+                }
+                rooms[r.prefix] = r
+            }
+        }
+        self.rooms = rooms
+        var ops: [String: Op] = [:]
+        for op in domains.flatMap(\.ops) + RoomOps.all(rooms) {
+            guard ops[op.name] == nil else { throw ConfigurationError(key: "domains", problem: "two domains define op \(op.name)") }
+            ops[op.name] = op
+        }
+        self.ops = ops
+        services = domains.flatMap(\.services)
+    }
+
+    /// Leaves every room a closed connection was in (live rooms only: nothing is loaded for it).
+    func leave(_ names: Set<String>, _ member: ConnectionID) async {
+        for name in names {
+            guard let room = RoomName(name), let host = rooms[room.prefix]?.liveHost(room.id) else { continue }
+            await host.unsubscribe(member)
+        }
+    }
+}
+
+/// `subscribe` and `unsubscribe`: the same for every room prefix, through its `RoomDirectory`.
+enum RoomOps {
+    struct SubscribeArgs: OpArguments {
+        var room: RoomName
+        var since: Since?
+        init(_ a: Args) throws(ProtocolError) {
+            room = try RoomOps.roomName(a)
+            since = try Since(a)
+        }
+    }
+
+    struct UnsubscribeArgs: OpArguments {
+        var room: RoomName
+        init(_ a: Args) throws(ProtocolError) { room = try RoomOps.roomName(a) }
+    }
+
+    static func roomName(_ a: Args) throws(ProtocolError) -> RoomName {
+        let name = try a.string("room", maxLength: 200)
+        guard let room = RoomName(name) else { throw .badRequest("field room: \(name) is not a room name (prefix:id)") }
+        return room
+    }
+
+    static func all(_ rooms: [String: any RoomDirectory]) -> [Op] {
+        @Sendable func directory(_ room: RoomName) throws(ProtocolError) -> any RoomDirectory {
+            guard let d = rooms[room.prefix] else { throw .badRequest("field room: unknown room \(room.prefix):\(room.id)") }
+            return d
+        }
+        return [
+            .user("subscribe", .read, SubscribeArgs.self) { c throws(ProtocolError) in
+                let host = try await directory(c.args.room).host(c.args.room.id, for: c.user)
+                let name = "\(c.args.room.prefix):\(c.args.room.id)"
+                try await c.session.addSubscription(name)
+                do throws(ProtocolError) {
+                    try await host.subscribe(reply: c.reply, since: c.args.since)
+                } catch {
+                    await c.session.removeSubscription(name)
+                    throw error
+                }
+                return .sent // the host answered, ahead of any push
+            },
+            .user("unsubscribe", .read, UnsubscribeArgs.self) { c throws(ProtocolError) in
+                let room = c.args.room
+                let d = try directory(room)
+                await c.session.removeSubscription("\(room.prefix):\(room.id)")
+                await d.liveHost(room.id)?.unsubscribe(c.session.member)
+                return .reply(["room": .string("\(room.prefix):\(room.id)")])
+            },
+        ]
+    }
+}

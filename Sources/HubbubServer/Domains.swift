@@ -1,0 +1,11 @@
+import Accounts
+import DomainSeam
+import VenueService
+
+extension HubbubServer {
+    /// The domains this server runs, in the order they are built. Adding a domain is one line here.
+    public static let standardDomains: [any Domain.Type] = [
+        AccountsDomain.self,
+        VenuesDomain.self,
+    ]
+}

@@ -1,0 +1,95 @@
+import Realtime
+import Venues
+
+/// The pushes of a `venue:<id>` room (protocol.md). Their data is built here and nowhere else.
+enum VenueEvent: String, RoomEvent {
+    /// The whole playlist state (a new playlist, or a reset).
+    case snapshot = "playlist.snapshot"
+    /// One track's new vote count and place: `{track, votes, index, cause}`. A vote, an unvote or
+    /// a request costs one of these, whatever the queue's length.
+    case trackMoved = "track.moved"
+    /// The whole order with every count: only for changes that move many tracks at once.
+    case reordered = "playlist.reordered"
+    /// A new track entered the queue: `{track, by}` (a `track.moved` or `playlist.reordered` follows).
+    case trackRequested = "track.requested"
+    case votesCleared = "votes.cleared"
+    case playlistRemoved = "playlist.removed"
+    case nowPlayingChanged = "nowplaying.changed"
+    /// The venue's profile or settings changed.
+    case venueUpdated = "venue.updated"
+    case venueRemoved = "venue.removed"
+    /// `{checkedIn}`: how many patrons have checked in.
+    case presenceChanged = "presence.changed"
+}
+
+/// Who did what, carried by the pushes a guest's action causes (clients and the load tester use
+/// it to tell which action a push reflects).
+struct Cause: Sendable {
+    enum Action: String, Sendable {
+        case vote, unvote, request
+    }
+
+    var action: Action
+    var by: String
+    var track: String
+
+    /// `{action, by}` on `track.moved` (the track is the push's own `track`).
+    var shortJSON: JSON { ["action": .string(action.rawValue), "by": .string(by)] }
+    /// `{action, by, track}` on `playlist.reordered`.
+    var json: JSON { ["action": .string(action.rawValue), "by": .string(by), "track": .string(track)] }
+}
+
+extension Jukebox {
+    /// `track.moved` data for `uri`, now at `index`.
+    func movedJSON(_ uri: String, index: Int, cause: Cause?) -> JSON {
+        var pairs: [(String, JSON)] = [("track", .string(uri)), ("votes", .int(voteCount(of: uri))), ("index", .int(index))]
+        if let cause { pairs.append(("cause", cause.shortJSON)) }
+        return .object(pairs)
+    }
+
+    /// `playlist.reordered` data: the whole order and every count.
+    func orderJSON(cause: Cause?) -> JSON {
+        var pairs: [(String, JSON)] = [("order", .array(order.map { .string($0) })),
+                                       ("votes", .object(order.map { ($0, .int(voteCount(of: $0))) }))]
+        if let cause { pairs.append(("cause", cause.json)) }
+        return .object(pairs)
+    }
+
+    /// UC19: the current playlist (a subscribe's `snapshot.playlist`, `playlist.snapshot`, `venue.playlist.get`).
+    var snapshotJSON: JSON {
+        let s = snapshot
+        return ["playlist": s.playlist.map { ["uri": .string($0.uri), "creator": .string($0.creator)] } ?? .null,
+                "nowPlaying": s.nowPlaying.map { .string($0) } ?? .null,
+                "tracks": .array(s.tracks.map { e in
+                    ["track": e.track.json, "votes": .int(e.votes), "requester": e.requester.map { .string($0) } ?? .null]
+                }),
+                "settings": settings.json]
+    }
+}
+
+extension VenueSettings {
+    /// As clients see it and as it is stored.
+    var json: JSON {
+        ["explicitAllowed": .bool(explicitAllowed), "votesPerUserPerHour": .int(votesPerUserPerHour),
+         "requestsPerUserPerHour": .int(requestsPerUserPerHour), "noRepeatHours": .int(noRepeatHours),
+         "fairMode": .bool(fairMode), "fairModeMaxPendingPerUser": .int(fairModeMaxPendingPerUser)]
+    }
+
+    /// Reads `json` back; missing or mistyped members keep their defaults.
+    init(json: JSON) {
+        self.init()
+        if case .bool(let v)? = json["explicitAllowed"] { explicitAllowed = v }
+        if case .int(let v)? = json["votesPerUserPerHour"] { votesPerUserPerHour = v }
+        if case .int(let v)? = json["requestsPerUserPerHour"] { requestsPerUserPerHour = v }
+        if case .int(let v)? = json["noRepeatHours"] { noRepeatHours = v }
+        if case .bool(let v)? = json["fairMode"] { fairMode = v }
+        if case .int(let v)? = json["fairModeMaxPendingPerUser"] { fairModeMaxPendingPerUser = v }
+    }
+}
+
+extension Track {
+    var json: JSON {
+        ["uri": .string(uri), "title": .string(title), "artist": .string(artist), "explicit": .bool(explicit),
+         "durationMs": durationMs.map { .int($0) } ?? .null, "coverUrl": coverUrl.map { .string($0) } ?? .null]
+    }
+}

@@ -1,0 +1,112 @@
+import DomainSeam
+import Realtime
+import Venues
+
+/// The venue ops of protocol.md: profiles, search, check-ins, and the jukebox of each venue.
+/// Ops on a live venue find its actor and hand it the request with its `Replier`: writes are
+/// answered from the store's completion once durable, without coming back through here.
+extension VenuesDomain {
+    var jukeboxOps: [Op] {
+        let venues = directory
+        return [
+            .user("venue.vote", .write, VenueTrackArgs.self) { c throws(ProtocolError) in
+                try await venues.actor(for: c.args.venue).vote(by: c.user, uri: c.args.track, reply: c.reply)
+                return .sent
+            },
+            .user("venue.unvote", .write, VenueTrackArgs.self) { c throws(ProtocolError) in
+                try await venues.actor(for: c.args.venue).unvote(by: c.user, uri: c.args.track, reply: c.reply)
+                return .sent
+            },
+            .user("venue.request", .write, RequestArgs.self) { c throws(ProtocolError) in
+                try await venues.actor(for: c.args.venue).request(by: c.user, track: c.args.track, reply: c.reply)
+                return .sent
+            },
+            .user("venue.track.voters", .read, VenueTrackArgs.self) { c throws(ProtocolError) in
+                .reply(try await venues.actor(for: c.args.venue).voters(of: c.args.track))
+            },
+            .user("venue.playlist.get", .read, VenueArgs.self) { c throws(ProtocolError) in
+                .reply(["playlist": await try venues.actor(for: c.args.venue).playlistJSON])
+            },
+            .user("venue.playlist.set", .write, SetPlaylistArgs.self) { c throws(ProtocolError) in
+                let a = c.args
+                try await venues.actor(for: a.venue).setPlaylist(by: c.user, uri: a.uri, creator: a.creator, tracks: a.tracks, reply: c.reply)
+                return .sent
+            },
+            .user("venue.playlist.reset", .write, VenueArgs.self) { c throws(ProtocolError) in
+                try await venues.actor(for: c.args.venue).resetPlaylist(by: c.user, reply: c.reply)
+                return .sent
+            },
+            .user("venue.playlist.clearVotes", .write, VenueArgs.self) { c throws(ProtocolError) in
+                try await venues.actor(for: c.args.venue).clearVotes(by: c.user, reply: c.reply)
+                return .sent
+            },
+            .user("venue.playlist.remove", .write, VenueArgs.self) { c throws(ProtocolError) in
+                try await venues.actor(for: c.args.venue).removePlaylist(by: c.user, reply: c.reply)
+                return .sent
+            },
+            .user("venue.explicit.set", .write, ExplicitArgs.self) { c throws(ProtocolError) in
+                try await venues.actor(for: c.args.venue).setExplicitAllowed(by: c.user, c.args.allowed, reply: c.reply)
+                return .sent
+            },
+            .user("venue.settings.set", .write, SettingsArgs.self) { c throws(ProtocolError) in
+                try await venues.actor(for: c.args.venue).changeSettings(by: c.user, c.args.patch, reply: c.reply)
+                return .sent
+            },
+            .user("venue.nowPlaying", .write, NowPlayingArgs.self) { c throws(ProtocolError) in
+                try await venues.actor(for: c.args.venue).nowPlaying(by: c.user, uri: c.args.track, reply: c.reply)
+                return .sent
+            },
+            .user("venue.track.ended", .write, VenueTrackArgs.self) { c throws(ProtocolError) in
+                try await venues.actor(for: c.args.venue).trackEnded(by: c.user, uri: c.args.track, reply: c.reply)
+                return .sent
+            },
+            .user("user.votes", .read, UserArgs.self) { c throws(ProtocolError) in
+                .reply(["votes": .array(try await venues.trackActions(of: c.args.user ?? c.user, .vote))])
+            },
+            .user("user.requests", .read, UserArgs.self) { c throws(ProtocolError) in
+                .reply(["requests": .array(try await venues.trackActions(of: c.args.user ?? c.user, .request))])
+            },
+        ]
+    }
+
+    var profileOps: [Op] {
+        let venues = directory
+        let capabilities = self.capabilities
+        return [
+            .user("venue.register", .write, RawArgs.self) { c throws(ProtocolError) in
+                .reply(["venue": try await venues.register(owner: c.user, fields: try VenueFields(c.args.args)).json])
+            },
+            .user("venue.get", .read, VenueArgs.self) { c throws(ProtocolError) in
+                let v = try await venues.venue(c.args.venue)
+                return .reply(["venue": v.json, "checkedIn": .int(try await venues.checkinCount(c.args.venue))])
+            },
+            .user("venue.update", .write, RawArgs.self) { c throws(ProtocolError) in
+                let id = try c.args.args.string("venue", maxLength: 64)
+                return .reply(["venue": try await venues.update(id, by: c.user, args: c.args.args).json])
+            },
+            .user("venue.remove", .write, VenueArgs.self) { c throws(ProtocolError) in
+                try await venues.remove(c.args.venue, by: c.user)
+                return .reply(["removed": .string(c.args.venue)])
+            },
+            .user("venue.search", .read, SearchArgs.self) { c throws(ProtocolError) in
+                .reply(["venues": .array(try await venues.search(c.args.q).map(\.json))])
+            },
+            .user("venue.nearby", .read, BoxArgs.self) { c throws(ProtocolError) in
+                let b = c.args
+                return .reply(["venues": .array(try await venues.nearby(minLat: b.minLat, minLon: b.minLon, maxLat: b.maxLat, maxLon: b.maxLon)
+                    .map(\.json))])
+            },
+            .user("venue.owner.add", .write, OwnerArgs.self) { c throws(ProtocolError) in
+                let exists = await capabilities.resolve(UserDirectory.self)?.exists(c.args.user) ?? false
+                try await venues.addOwner(c.args.user, to: c.args.venue, by: c.user, userExists: exists)
+                return .reply(["venue": .string(c.args.venue), "owner": .string(c.args.user)])
+            },
+            .user("venue.checkin", .write, VenueArgs.self) { c throws(ProtocolError) in
+                .reply(["checkedIn": .int(try await venues.checkin(c.args.venue, user: c.user))])
+            },
+            .user("user.checkins", .read, UserArgs.self) { c throws(ProtocolError) in
+                .reply(["checkins": .array(try await venues.checkins(of: c.args.user ?? c.user))])
+            },
+        ]
+    }
+}

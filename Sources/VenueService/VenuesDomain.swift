@@ -1,0 +1,67 @@
+import Foundation
+import DomainSeam
+import GRDB
+import Logging
+import Realtime
+import ServiceLifecycle
+import Venues
+
+/// The venues domain (seed 001, the social jukebox) on the seam: `venue:` rooms, the venue ops,
+/// its tables, its settings and the sweeper that trims quiet rooms and retires idle venues.
+public struct VenuesDomain: Domain {
+    public static let name = "venues"
+
+    /// A venue nobody watches is retired (its state is on disk) after this long without activity.
+    public static let retireAfterSeconds = Setting("venues.retireAfterSeconds", default: 600, range: 1...86_400,
+                                                   help: "seconds an unwatched, inactive venue stays in memory")
+    /// How often quiet rooms' histories are trimmed and idle venues retired.
+    public static let sweepSeconds = Setting("venues.sweepSeconds", default: 30, range: 1...3_600,
+                                             help: "seconds between sweeps of quiet rooms and idle venues")
+    public static let maxSearchResults = Setting("venues.maxSearchResults", default: 50, range: 1...1_000,
+                                                 help: "most venues venue.search answers (venue.nearby: four times as many)")
+
+    public static var settings: [any AnySetting] { [retireAfterSeconds, sweepSeconds, maxSearchResults] }
+
+    public static func migrations(_ migrator: inout DatabaseMigrator) { VenueSchema.register(&migrator) }
+
+    public let directory: VenueDirectory
+    let capabilities: Capabilities
+    private let sweeper: Sweeper
+
+    public init(context: DomainContext) {
+        var configuration = VenueDirectory.Configuration()
+        configuration.history = context.roomHistory
+        configuration.retireAfterSeconds = Double(context.settings[Self.retireAfterSeconds])
+        configuration.maxSearchResults = context.settings[Self.maxSearchResults]
+        directory = VenueDirectory(store: context.store, sink: context.sink, configuration: configuration)
+        capabilities = context.capabilities
+        sweeper = Sweeper(directory: directory, interval: Double(context.settings[Self.sweepSeconds]))
+    }
+
+    public var ops: [Op] { jukeboxOps + profileOps }
+    public var rooms: [any RoomDirectory] { [VenueRooms(directory: directory)] }
+    public var services: [any Service] { [sweeper] }
+
+    /// `venue:<id>`: any logged-in user may watch any venue that exists.
+    struct VenueRooms: RoomDirectory {
+        let directory: VenueDirectory
+        var prefix: String { "venue" }
+        func host(_ id: String, for user: String) async throws(ProtocolError) -> any RoomHost { try await directory.actor(for: id) }
+        func liveHost(_ id: String) -> (any RoomHost)? { directory.liveActor(id) }
+    }
+
+    /// Trims quiet rooms' histories and retires idle venues, every `interval` seconds until shutdown.
+    struct Sweeper: Service {
+        let directory: VenueDirectory
+        let interval: Double
+
+        func run() async throws {
+            await cancelWhenGracefulShutdown {
+                while !Task.isCancelled {
+                    do { try await Task.sleep(for: .seconds(interval)) } catch { return }
+                    await directory.sweep(now: Date().timeIntervalSince1970)
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,104 @@
+import DomainSeam
+import Foundation
+import GRDB
+import Logging
+import Realtime
+import Storage
+import Synchronization
+import VenueService
+import WebSocket
+import XCTest
+
+/// Records what the domain sends, per connection, instead of sending it.
+final class RecordingSink: PushSink {
+    private let sent = Mutex<[ConnectionID: [OutboundMessage]]>([:])
+
+    func deliver(_ message: OutboundMessage, to members: [ConnectionID]) { for m in members { deliver(message, to: m) } }
+    func deliver(_ message: OutboundMessage, to member: ConnectionID) { sent.withLock { $0[member, default: []].append(message) } }
+    func close(_ member: ConnectionID, code: CloseCode, reason: String) {}
+
+    func messages(_ member: ConnectionID) -> [OutboundMessage] { sent.withLock { $0[member] ?? [] } }
+    func clear() { sent.withLock { $0 = [:] } }
+}
+
+/// A session that is only a member id and a user.
+actor FakeSession: SessionControl {
+    nonisolated let member: ConnectionID
+    init(_ member: ConnectionID) { self.member = member }
+    func signIn(_ identity: Identity) {}
+    func signOut() -> Identity? { nil }
+    func addSubscription(_ room: String) {}
+    func removeSubscription(_ room: String) {}
+}
+
+/// The venues domain on a real store in a temporary directory, driven op by op without sockets.
+final class DomainHarness: @unchecked Sendable {
+    let sink = RecordingSink()
+    let domain: VenuesDomain
+    let store: Store
+    private var nextID = 1
+    private var nextSlot: Int32 = 1
+
+    init() throws {
+        let dir = NSTemporaryDirectory() + "hubbub-domain-\(UUID().uuidString)"
+        var migrator = DatabaseMigrator()
+        VenuesDomain.migrations(&migrator)
+        store = try Store(configuration: .init(directory: dir), migrations: migrator)
+        domain = VenuesDomain(context: DomainContext(store: store, sink: sink, settings: SettingValues(), roomHistory: .init(),
+                                                     capabilities: Capabilities(), logger: Logger(label: "test"), dataDirectory: dir))
+    }
+
+    deinit { store.close() }
+
+    func connection() -> ConnectionID {
+        defer { nextSlot += 1 }
+        return ConnectionID(loop: 0, slot: nextSlot, generation: 1)
+    }
+
+    /// Runs `op` as `user` over `member` and waits for its reply; returns the reply's result or throws its error.
+    @discardableResult
+    func call(_ op: String, _ args: JSON, user: String, member: ConnectionID) async throws -> JSON {
+        let id = nextID
+        nextID += 1
+        guard let found = domain.ops.first(where: { $0.name == op }) else { throw TestFailure("no op \(op)") }
+        let reply = Replier(member: member, requestID: id, sink: sink)
+        do {
+            switch try await found.run(Args(args), OpCall(requestID: id, user: user, session: FakeSession(member), reply: reply)) {
+            case .reply(let result): return result
+            case .sent: break
+            }
+        } catch {
+            throw TestFailure("\(op): \(error)")
+        }
+        let deadline = Date().addingTimeInterval(5)
+        while Date() < deadline {
+            for m in sink.messages(member) {
+                let json = try JSONParser.parse(m.payload)
+                guard json["id"] == .int(id) else { continue }
+                guard json["ok"] == .bool(true), let result = json["result"] else { throw TestFailure("\(op): \(json.encoded)") }
+                return result
+            }
+            try await Task.sleep(for: .milliseconds(2))
+        }
+        throw TestFailure("\(op): no reply")
+    }
+
+    /// Subscribes `member` to `venue:<id>` through the domain's room directory.
+    func subscribe(_ venue: String, user: String, member: ConnectionID) async throws {
+        let host = try await domain.rooms[0].host(venue, for: user)
+        try await host.subscribe(reply: Replier(member: member, requestID: 0, sink: sink), since: nil)
+    }
+
+    /// Pushes `member` received (messages with a `room`), parsed.
+    func pushes(_ member: ConnectionID) throws -> [(json: JSON, bytes: Int)] {
+        try sink.messages(member).compactMap { m in
+            let json = try JSONParser.parse(m.payload)
+            return json["room"] == nil ? nil : (json, m.payload.count)
+        }
+    }
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ d: String) { description = d }
+}

@@ -127,6 +127,8 @@ let package = Package(
         .testTarget(name: "StorageTests", dependencies: ["Storage", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "HubbubClient", "WebSocket", "HubbubTestSupport"]),
         .testTarget(name: "HubbubServerTests", dependencies: ["HubbubServer", "HubbubClient", "Transport", "WebSocket", "Realtime",
-                                                              "HubbubTestSupport", "DomainSeam", "Accounts", "VenueService"]),
+                                                              "HubbubTestSupport", "DomainSeam", "Accounts", "VenueService",
+                                                              .product(name: "GRDB", package: "GRDB.swift"),
+                                                              .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]),
     ]
 )

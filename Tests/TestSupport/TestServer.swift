@@ -1,5 +1,6 @@
 import Foundation
 import Accounts
+import DomainSeam
 import HubbubServer
 import Logging
 
@@ -13,7 +14,8 @@ public final class TestServer: @unchecked Sendable {
     public var tlsURL: String? { tlsPort.map { "wss://127.0.0.1:\($0)" } }
 
     /// Starts a server; `configure` adjusts the defaults (port 0, data in a temporary directory).
-    public init(tls: Bool = false, dataDir: String? = nil, _ configure: (inout HubbubConfiguration) -> Void = { _ in }) throws {
+    public init(tls: Bool = false, dataDir: String? = nil, domains: [any Domain.Type] = HubbubServer.standardDomains,
+                _ configure: (inout HubbubConfiguration) -> Void = { _ in }) throws {
         var config = HubbubConfiguration()
         config.host = "127.0.0.1"
         config.port = 0
@@ -32,7 +34,7 @@ public final class TestServer: @unchecked Sendable {
         }
         configure(&config)
         // tls.port 0 means "off" in configuration; tests want TLS on a free port.
-        server = try HubbubServer(configuration: config, logger: Logger(label: "test"), tlsOnFreePort: tls)
+        server = try HubbubServer(configuration: config, logger: Logger(label: "test"), domains: domains, tlsOnFreePort: tls)
         configuration = config
         server.start()
     }

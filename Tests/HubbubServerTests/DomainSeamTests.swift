@@ -1,0 +1,139 @@
+import DomainSeam
+import GRDB
+import HubbubServer
+import HubbubTestSupport
+import Realtime
+import ServiceLifecycle
+import Synchronization
+import WebSocket
+import XCTest
+
+/// A domain defined here, in a few lines, and registered beside the standard ones: its ops are
+/// dispatched, its rooms subscribed, recovered and left on close, its setting read, its table
+/// migrated and its service started and stopped — with no change to the server.
+struct CounterDomain: Domain {
+    static let name = "counters"
+    static let step = Setting("counters.step", default: 1, range: 1...100, help: "how much counter.bump adds")
+    static var settings: [any AnySetting] { [step] }
+    static func migrations(_ m: inout DatabaseMigrator) {
+        m.registerMigration("counters.v1") { db in try db.execute(sql: "CREATE TABLE counter_bump (n INTEGER NOT NULL)") }
+    }
+
+    let rooms: [any RoomDirectory]
+    let ops: [Op]
+    let services: [any Service]
+
+    init(context: DomainContext) {
+        let directory = Counters(sink: context.sink, step: context.settings[Self.step], history: context.roomHistory)
+        rooms = [directory]
+        ops = [
+            .user("counter.bump", .write, NameArgs.self) { c throws(ProtocolError) in
+                .reply(["value": .int(await directory.counter(c.args.name).bump())])
+            },
+            .user("counter.members", .read, NameArgs.self) { c throws(ProtocolError) in
+                .reply(["members": .int(await directory.counter(c.args.name).members)])
+            },
+        ]
+        services = [Started()]
+    }
+
+    struct NameArgs: OpArguments {
+        var name: String
+        init(_ a: Args) throws(ProtocolError) { name = try a.string("name", maxLength: 20) }
+    }
+
+    /// `counter:<name>` rooms, one actor each.
+    final class Counters: RoomDirectory, @unchecked Sendable {
+        let prefix = "counter"
+        let sink: any PushSink
+        let step: Int
+        let history: Room.HistoryLimits
+        private let lock = NSLock()
+        private var live: [String: Counter] = [:]
+        init(sink: any PushSink, step: Int, history: Room.HistoryLimits) { (self.sink, self.step, self.history) = (sink, step, history) }
+
+        func counter(_ name: String) -> Counter {
+            lock.withLock {
+                if let c = live[name] { return c }
+                let c = Counter(name: name, sink: sink, step: step, history: history)
+                live[name] = c
+                return c
+            }
+        }
+        func host(_ id: String, for user: String) async throws(ProtocolError) -> any RoomHost { counter(id) }
+        func liveHost(_ id: String) -> (any RoomHost)? { lock.withLock { live[id] } }
+    }
+
+    actor Counter: RoomHost {
+        enum Event: String, RoomEvent { case bumped = "counter.bumped" }
+        private var room: Room
+        private var value = 0
+        private let sink: any PushSink
+        private let step: Int
+        init(name: String, sink: any PushSink, step: Int, history: Room.HistoryLimits) {
+            room = Room(name: "counter:\(name)", epoch: "e1", limits: history)
+            (self.sink, self.step) = (sink, step)
+        }
+        func bump() -> Int {
+            value += step
+            room.publish(Event.bumped, data: ["value": .int(value)], now: 0, sink: sink)
+            return value
+        }
+        func subscribe(reply: Replier, since: Since?) async throws(ProtocolError) {
+            room.subscribe(reply.member, since: since, now: 0, reply: reply) { ["value": .int(value)] }
+        }
+        func unsubscribe(_ member: ConnectionID) { room.leave(member) }
+        var members: Int { room.memberCount }
+    }
+
+    /// Records that the server ran it.
+    struct Started: Service {
+        static let runs = Mutex(0)
+        func run() async throws {
+            Started.runs.withLock { $0 += 1 }
+            try? await gracefulShutdown()
+        }
+    }
+}
+
+final class DomainSeamTests: XCTestCase {
+    func testATestDomainPlugsIn() async throws {
+        let server = try TestServer(domains: HubbubServer.standardDomains + [CounterDomain.self]) { c in
+            c.domainSettings[CounterDomain.step] = 5
+        }
+        defer { server.stop() }
+        let a = try await ProtocolClient(url: server.url)
+        _ = try await a.ok("account.signup", ["username": "counter-a", "email": "a@example.com", "password": "secret123"])
+        let sub = try await a.ok("subscribe", ["room": "counter:c1"])
+        XCTAssertEqual(sub["snapshot"], ["value": 0])
+        let bumped = try await a.ok("counter.bump", ["name": "c1"])
+        XCTAssertEqual(bumped["value"], 5, "the op is dispatched, with its setting")
+        let pushed = try await a.waitForPushes(1)
+        XCTAssertEqual(pushed.first?["event"]?.string, "counter.bumped")
+        XCTAssertEqual(pushed.first?["data"]?["value"], 5)
+
+        // Recovery: a second client resumes from seq 0 of the same epoch and gets the missed push.
+        let b = try await ProtocolClient(url: server.url)
+        _ = try await b.ok("account.login", ["login": "counter-a", "password": "secret123"])
+        let resumed = try await b.ok("subscribe", ["room": "counter:c1", "since": ["seq": 0, "epoch": "e1"]])
+        XCTAssertEqual(resumed["recovered"], true)
+        let replayed = try await b.waitForPushes(1)
+        XCTAssertEqual(replayed.first?["seq"], 1)
+
+        // Left on close: both members go when their connections do.
+        a.close()
+        b.close()
+        XCTAssertEqual(CounterDomain.Started.runs.withLock { $0 } >= 1, true, "its service ran")
+        let c = try await ProtocolClient(url: server.url)
+        _ = try await c.ok("account.login", ["login": "counter-a", "password": "secret123"])
+        var members = -1
+        for _ in 0..<100 {
+            members = try await c.ok("counter.members", ["name": "c1"])["members"]?.int ?? -1
+            if members == 0 { break }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        XCTAssertEqual(members, 0, "closed connections left the room")
+        let unknown = try await c.errorCode("subscribe", ["room": "nowhere:x"])
+        XCTAssertEqual(unknown, "bad_request", "an unknown prefix is named")
+    }
+}

@@ -67,10 +67,21 @@ public actor VenueActor: RoomHost {
     /// stored), else returns the actor that did.
     func takeOver() throws(ProtocolError) -> VenueActor? {
         guard !gone else { throw .notFound("no venue \(venue.id)") }
+        if inFlight.failed.load(ordering: .acquiring) {
+            // A commit failed: this memory may hold a change the store does not. Never serve again.
+            if let other = directory.liveActor(venue.id), other !== self { return other }
+            throw ProtocolError(.unavailable, "the venue is reloading; try again")
+        }
         guard retired else { return nil }
-        if let successor = directory.revive(self, id: venue.id) { return successor }
-        retired = false
-        return nil
+        switch directory.revive(self, id: venue.id) {
+        case .revived:
+            retired = false
+            return nil
+        case .replacedBy(let successor):
+            return successor
+        case .stale:
+            throw ProtocolError(.unavailable, "the venue is reloading; try again")
+        }
     }
 
     /// The profile changed (venue.update): keep the live copy current and tell the room.
@@ -104,12 +115,20 @@ public actor VenueActor: RoomHost {
     func commit(_ write: JukeboxWrite, reply: Replier, result: JSON) {
         let id = venue.id
         let inFlight = self.inFlight
+        let directory = self.directory
         inFlight.count.add(1, ordering: .relaxed)
-        store.submit({ db in try JukeboxRows.apply(write, venue: id, db) }) { outcome in
-            inFlight.count.subtract(1, ordering: .releasing)
+        store.submit({ db in try JukeboxRows.apply(write, venue: id, db) }) { [self] outcome in
             switch outcome {
-            case .success: reply.success(result)
-            case .failure: reply.failure(ProtocolError(.unavailable, "could not save the change; try again"))
+            case .success:
+                inFlight.count.subtract(1, ordering: .releasing)
+                reply.success(result)
+            case .failure:
+                // Memory is now ahead of the store: drop this actor so the next caller reloads
+                // what is durable (the change was never acknowledged).
+                inFlight.failed.store(true, ordering: .releasing)
+                directory.evict(self, id: id)
+                inFlight.count.subtract(1, ordering: .releasing)
+                reply.failure(ProtocolError(.unavailable, "could not save the change; try again"))
             }
         }
     }
@@ -118,6 +137,8 @@ public actor VenueActor: RoomHost {
 /// Writes in flight, shared with the store's completions.
 final class WriteCounter: Sendable {
     let count = Atomic<Int>(0)
+    /// A commit failed: the actor's memory may hold changes the store does not.
+    let failed = Atomic<Bool>(false)
 }
 
 /// Random lowercase letters and digits, without the easily confused l, 0 and 1.

@@ -111,7 +111,11 @@ public final class VenueDirectory: Sendable {
             _ = try VenueDirectory.owned(id, by: user, to: "remove the venue", db)
             try db.execute(sql: "UPDATE venue SET deleted_at = ? WHERE id = ?", arguments: [Date().timeIntervalSince1970, id])
         }
-        if let actor = live.withLock({ $0.actors.removeValue(forKey: id) }) { await actor.removed() }
+        let actor = live.withLock { live -> VenueActor? in
+            live.retired[id] = nil // a retired actor must not come back to serve a removed venue
+            return live.actors.removeValue(forKey: id)
+        }
+        if let actor { await actor.removed() }
     }
 
     /// UC6: venues whose name or address contains the query, case- and accent-insensitively.
@@ -208,16 +212,33 @@ public final class VenueDirectory: Sendable {
     /// The venue's actor if it is live (closing connections use this: no actor is made for them).
     public func liveActor(_ id: String) -> VenueActor? { live.withLock { $0.actors[id] } }
 
-    /// A retired actor asks to serve again: it may, if it was the last one retired and nothing
-    /// replaced it since (its state is then exactly what is stored). Returns nil when it may, or
-    /// the actor now serving the venue; `unavailable` when neither (a new one is being loaded).
-    func revive(_ actor: VenueActor, id: String) -> VenueActor? {
+    /// What a retired (or failed) actor may do when a caller still reaches it.
+    enum Revival {
+        /// It was the last one retired and nothing replaced it: it serves again (its state is what is stored).
+        case revived
+        /// Another actor serves the venue now: go there.
+        case replacedBy(VenueActor)
+        /// Neither: the venue must be loaded afresh by the next caller.
+        case stale
+    }
+
+    /// A retired actor asks to serve again; see `Revival`.
+    func revive(_ actor: VenueActor, id: String) -> Revival {
         live.withLock { live in
-            if let current = live.actors[id] { return current }
-            guard live.retired[id] == ObjectIdentifier(actor) else { return nil }
+            if let current = live.actors[id] { return current === actor ? .revived : .replacedBy(current) }
+            guard live.retired[id] == ObjectIdentifier(actor) else { return .stale }
             live.retired[id] = nil
             live.actors[id] = actor
-            return nil
+            return .revived
+        }
+    }
+
+    /// Drops an actor whose memory may be ahead of the store (a commit failed): the next caller
+    /// loads what is durable, and the actor never comes back.
+    func evict(_ actor: VenueActor, id: String) {
+        live.withLock { live in
+            if live.actors[id] === actor { live.actors[id] = nil }
+            if live.retired[id] == ObjectIdentifier(actor) { live.retired[id] = nil }
         }
     }
 

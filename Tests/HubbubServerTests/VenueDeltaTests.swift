@@ -12,11 +12,7 @@ final class VenueDeltaTests: XCTestCase {
     override func setUp() async throws { server = try TestServer() }
     override func tearDown() async throws { server.stop() }
 
-    private func user(_ name: String) async throws -> (ProtocolClient, String) {
-        let c = try await ProtocolClient(url: server.url)
-        let r = try await c.ok("account.signup", ["username": .string(name), "email": .string("\(name)@example.com"), "password": "secret123"])
-        return (c, r["user"]?["id"]?.string ?? "")
-    }
+    private func user(_ name: String) async throws -> (ProtocolClient, String) { try await server.user(name) }
 
     private func track(_ n: Int) -> JSON {
         ["uri": .string("spotify:track:\(n)"), "title": .string("Song \(n)"), "artist": "Band"]

@@ -10,13 +10,7 @@ final class VenueUseCaseTests: XCTestCase {
     override func setUp() async throws { server = try TestServer() }
     override func tearDown() async throws { server.stop() }
 
-    /// A logged-in client.
-    private func user(_ name: String) async throws -> (ProtocolClient, String) {
-        let c = try await ProtocolClient(url: server.url)
-        let r = try await c.ok("account.signup", ["username": .string(name), "email": .string("\(name)@example.com"), "password": "secret123"])
-        _ = try await c.ok("auth", ["token": r["token"] ?? .null])
-        return (c, r["user"]?["id"]?.string ?? "")
-    }
+    private func user(_ name: String) async throws -> (ProtocolClient, String) { try await server.user(name) }
 
     private let bar: JSON = ["name": "Café Åland", "address": "Storgatan 1", "postcode": "22100", "city": "Mariehamn",
                              "country": "FI", "lat": 60.1, "lon": 19.94]

@@ -67,3 +67,12 @@ public enum DevCertificate {
         return made!
     }
 }
+
+extension TestServer {
+    /// A new connection, signed up (and so logged in) as `name` with password `secret123`; and the user's id.
+    public func user(_ name: String) async throws -> (ProtocolClient, String) {
+        let c = try await ProtocolClient(url: url)
+        let r = try await c.ok("account.signup", ["username": .string(name), "email": .string("\(name)@example.com"), "password": "secret123"])
+        return (c, r["user"]?["id"]?.string ?? "")
+    }
+}

@@ -65,7 +65,7 @@ public struct AccountsDomain: Domain {
                 if let claims = Tokens.Claims(await c.session.signOut()) { try await accounts.logout(claims) }
                 return .reply(["deleted": .string(c.user)])
             },
-            .user("profile.get", .read, ProfileArgs.self) { c throws(ProtocolError) in
+            .user("profile.get", .read, UserArgument.self) { c throws(ProtocolError) in
                 .reply(["profile": try await accounts.profile(c.args.user ?? c.user)])
             },
             .user("profile.update", .write, ProfileUpdateArgs.self) { c throws(ProtocolError) in
@@ -128,11 +128,6 @@ struct LoginArgs: OpArguments {
 struct TokenArgs: OpArguments {
     var token: String
     init(_ a: Args) throws(ProtocolError) { token = try a.string("token", maxLength: 512) }
-}
-
-struct ProfileArgs: OpArguments {
-    var user: String?
-    init(_ a: Args) throws(ProtocolError) { user = try a.optionalString("user", maxLength: 64) }
 }
 
 struct ProfileUpdateArgs: OpArguments {

@@ -22,6 +22,12 @@ public struct NoArguments: OpArguments {
     public init(_ args: Args) {}
 }
 
+/// `{user?}`: the user an op is about (another user's profile or lists), or the caller when absent.
+public struct UserArgument: OpArguments {
+    public var user: String?
+    public init(_ a: Args) throws(ProtocolError) { user = try a.optionalString("user", maxLength: 64) }
+}
+
 /// What a handler did about its reply.
 public enum OpOutcome: Sendable {
     /// Answer the request with this result (the core sends it).

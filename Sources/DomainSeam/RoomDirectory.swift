@@ -28,6 +28,8 @@ public protocol RoomHost: Actor {
 public struct RoomName: Sendable, Equatable {
     public var prefix: String
     public var id: String
+    /// The whole name, `prefix:id`.
+    public var name: String { "\(prefix):\(id)" }
 
     public init?(_ name: String) {
         guard let colon = name.firstIndex(of: ":") else { return nil }

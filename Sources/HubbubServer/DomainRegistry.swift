@@ -7,13 +7,11 @@ import WebSocket
 /// The domains, built, and what the core looks up in them: ops by name, room directories by
 /// prefix, background services. The core's own ops (`subscribe`, `unsubscribe`) join the domains'.
 final class DomainRegistry: Sendable {
-    let domains: [any Domain]
     let ops: [String: Op]
     let rooms: [String: any RoomDirectory]
     let services: [any Service]
 
     init(domains: [any Domain]) throws {
-        self.domains = domains
         var rooms: [String: any RoomDirectory] = [:]
         for d in domains {
             for r in d.rooms {
@@ -66,13 +64,13 @@ enum RoomOps {
 
     static func all(_ rooms: [String: any RoomDirectory]) -> [Op] {
         @Sendable func directory(_ room: RoomName) throws(ProtocolError) -> any RoomDirectory {
-            guard let d = rooms[room.prefix] else { throw .badRequest("field room: unknown room \(room.prefix):\(room.id)") }
+            guard let d = rooms[room.prefix] else { throw .badRequest("field room: unknown room \(room.name)") }
             return d
         }
         return [
             .user("subscribe", .read, SubscribeArgs.self) { c throws(ProtocolError) in
                 let host = try await directory(c.args.room).host(c.args.room.id, for: c.user)
-                let name = "\(c.args.room.prefix):\(c.args.room.id)"
+                let name = c.args.room.name
                 try await c.session.addSubscription(name)
                 do throws(ProtocolError) {
                     try await host.subscribe(reply: c.reply, since: c.args.since)
@@ -85,9 +83,9 @@ enum RoomOps {
             .user("unsubscribe", .read, UnsubscribeArgs.self) { c throws(ProtocolError) in
                 let room = c.args.room
                 let d = try directory(room)
-                await c.session.removeSubscription("\(room.prefix):\(room.id)")
+                await c.session.removeSubscription(room.name)
                 await d.liveHost(room.id)?.unsubscribe(c.session.member)
-                return .reply(["room": .string("\(room.prefix):\(room.id)")])
+                return .reply(["room": .string(room.name)])
             },
         ]
     }

@@ -17,8 +17,6 @@ import WebSocket
 public final class HubbubServer: Sendable {
     public let configuration: HubbubConfiguration
     let transport: Server
-    let store: Store
-    let registry: DomainRegistry
     private let logger: Logger
     private let group: ServiceGroup
     private let running = Mutex<Task<Void, Never>?>(nil)
@@ -38,14 +36,14 @@ public final class HubbubServer: Sendable {
         }
         var migrator = DatabaseMigrator()
         for d in domains { d.migrations(&migrator) }
-        store = try Store(configuration: .init(directory: configuration.dataDir), migrations: migrator, logger: logger)
+        let store = try Store(configuration: .init(directory: configuration.dataDir), migrations: migrator, logger: logger)
 
         let sink = LoopSink()
         let r = configuration.rooms
         let context = DomainContext(store: store, sink: sink, settings: configuration.domainSettings,
                                     roomHistory: .init(count: r.historySize, maxAgeSeconds: Double(r.historySeconds), maxBytes: r.historyBytes),
                                     capabilities: Capabilities(), logger: logger, dataDirectory: configuration.dataDir)
-        registry = try DomainRegistry(domains: try domains.map { try $0.init(context: context) })
+        let registry = try DomainRegistry(domains: try domains.map { try $0.init(context: context) })
 
         let rl = configuration.rateLimits
         let sessions = SessionContext(

@@ -48,14 +48,11 @@ actor Session: SessionControl {
     }
 
     private func handle(_ message: Message) async {
-        guard message.kind == .text else {
-            return Replier(member: member, requestID: -1, sink: context.sink).failureWithoutID(.badRequest("messages must be JSON text frames"))
-        }
+        guard message.kind == .text else { return refuse(id: nil, .badRequest("messages must be JSON text frames")) }
         let request: Request
         switch Request.parse(message.data) {
         case .success(let r): request = r
-        case .failure(let rejection):
-            return Replier(member: member, requestID: rejection.id ?? -1, sink: context.sink).failure(rejection.error, known: rejection.id != nil)
+        case .failure(let rejection): return refuse(id: rejection.id, rejection.error)
         }
         let reply = Replier(member: member, requestID: request.id, sink: context.sink)
         guard let op = context.registry.ops[request.op] else { return reply.failure(.badRequest("unknown op \(request.op)")) }
@@ -86,6 +83,11 @@ actor Session: SessionControl {
         }
     }
 
+    /// Answers a message that is not a request (`"id": null` when its id could not be read).
+    private func refuse(id: Int?, _ error: ProtocolError) {
+        context.sink.deliver(OutboundMessage(text: Envelope.failure(id: id, error: error)), to: member)
+    }
+
     // MARK: SessionControl
 
     func signIn(_ identity: Identity) { self.identity = identity }
@@ -104,17 +106,6 @@ actor Session: SessionControl {
     }
 
     func removeSubscription(_ room: String) { rooms.remove(room) }
-}
-
-extension Replier {
-    /// A failure for a message whose id could not be read (`"id": null`).
-    fileprivate func failureWithoutID(_ error: ProtocolError) {
-        sink.deliver(OutboundMessage(text: Envelope.failure(id: nil, error: error)), to: member)
-    }
-
-    fileprivate func failure(_ error: ProtocolError, known: Bool) {
-        if known { failure(error) } else { failureWithoutID(error) }
-    }
 }
 
 /// Bridges a `/ws` connection's loop thread to its session actor.

@@ -91,7 +91,9 @@ extension VenueActor {
     }
 
     private func commitVote(user: String, uri: String, now: Double, reply: Replier, result track: JSON? = nil) {
-        guard let vote = jukebox.voteRecord(user: user, uri: uri), let t = jukebox.track(of: uri) else { return }
+        guard let vote = jukebox.voteRecord(user: user, uri: uri), let t = jukebox.track(of: uri) else {
+            return reply.failure(ProtocolError(.internal, "the vote for \(uri) was counted but cannot be found"))
+        }
         commit(.vote(vote, nextSeq: jukebox.nextCounter, history: TrackActionRow(kind: .vote, user: user, track: t, at: now)),
                reply: reply, result: ["track": track ?? .string(uri), "votes": .int(jukebox.voteCount(of: uri))])
     }

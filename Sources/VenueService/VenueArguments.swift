@@ -4,14 +4,19 @@ import Venues
 
 /// The arguments of the venue ops, parsed before any handler runs; every failure names the field.
 
+/// Arguments naming the venue an op acts on.
+protocol VenueScoped: OpArguments {
+    var venue: String { get }
+}
+
 /// `{venue}`
-struct VenueArgs: OpArguments {
+struct VenueArgs: VenueScoped {
     var venue: String
     init(_ a: Args) throws(ProtocolError) { venue = try a.string("venue", maxLength: 64) }
 }
 
 /// `{venue, track: uri}`
-struct VenueTrackArgs: OpArguments {
+struct VenueTrackArgs: VenueScoped {
     var venue: String
     var track: String
     init(_ a: Args) throws(ProtocolError) {
@@ -21,7 +26,7 @@ struct VenueTrackArgs: OpArguments {
 }
 
 /// `{venue, track?: uri}` (venue.nowPlaying: null or absent means nothing plays)
-struct NowPlayingArgs: OpArguments {
+struct NowPlayingArgs: VenueScoped {
     var venue: String
     var track: String?
     init(_ a: Args) throws(ProtocolError) {
@@ -31,7 +36,7 @@ struct NowPlayingArgs: OpArguments {
 }
 
 /// `{venue, track: Track}`
-struct RequestArgs: OpArguments {
+struct RequestArgs: VenueScoped {
     var venue: String
     var track: Track
     init(_ a: Args) throws(ProtocolError) {
@@ -41,7 +46,7 @@ struct RequestArgs: OpArguments {
 }
 
 /// `{venue, playlistUri, creator, tracks: [Track]}`
-struct SetPlaylistArgs: OpArguments {
+struct SetPlaylistArgs: VenueScoped {
     var venue: String
     var uri: String
     var creator: String
@@ -61,7 +66,7 @@ struct SetPlaylistArgs: OpArguments {
 }
 
 /// `{venue, allowed}`
-struct ExplicitArgs: OpArguments {
+struct ExplicitArgs: VenueScoped {
     var venue: String
     var allowed: Bool
     init(_ a: Args) throws(ProtocolError) {
@@ -71,7 +76,7 @@ struct ExplicitArgs: OpArguments {
 }
 
 /// `{venue, explicitAllowed?, votesPerUserPerHour?, requestsPerUserPerHour?, noRepeatHours?, fairMode?, fairModeMaxPendingPerUser?}`
-struct SettingsArgs: OpArguments {
+struct SettingsArgs: VenueScoped {
     var venue: String
     var patch: VenueSettingsPatch
     init(_ a: Args) throws(ProtocolError) {
@@ -82,12 +87,6 @@ struct SettingsArgs: OpArguments {
                                    noRepeatHours: try a.optionalInt("noRepeatHours"), fairMode: try a.optionalBool("fairMode"),
                                    fairModeMaxPendingPerUser: try a.optionalInt("fairModeMaxPendingPerUser"))
     }
-}
-
-/// `{user?}`: another user's lists, or one's own.
-struct UserArgs: OpArguments {
-    var user: String?
-    init(_ a: Args) throws(ProtocolError) { user = try a.optionalString("user", maxLength: 64) }
 }
 
 /// `{venue, user}` (venue.owner.add)

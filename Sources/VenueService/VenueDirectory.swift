@@ -254,9 +254,6 @@ public final class VenueDirectory: Sendable {
         }
     }
 
-    /// Live venue actors (tests and metrics).
-    public var liveCount: Int { live.withLock { $0.actors.count } }
-
     // MARK: Storage helpers
 
     func write<T: Sendable>(_ change: @escaping @Sendable (Database) throws -> T) async throws(ProtocolError) -> T {

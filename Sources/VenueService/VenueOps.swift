@@ -6,20 +6,52 @@ import Venues
 /// Ops on a live venue find its actor and hand it the request with its `Replier`: writes are
 /// answered from the store's completion once durable, without coming back through here.
 extension VenuesDomain {
+    /// An op handed to the venue's live actor, which answers through the call's `Replier` (writes
+    /// once they are durable).
+    private func onVenue<A: VenueScoped>(_ name: String, _ rateClass: RateClass, _ arguments: A.Type,
+                                         _ body: @escaping @Sendable (VenueActor, UserCall<A>) async throws(ProtocolError) -> Void) -> Op {
+        let venues = directory
+        return .user(name, rateClass, A.self) { c throws(ProtocolError) in
+            try await body(try await venues.actor(for: c.args.venue), c)
+            return .sent
+        }
+    }
+
     var jukeboxOps: [Op] {
         let venues = directory
         return [
-            .user("venue.vote", .write, VenueTrackArgs.self) { c throws(ProtocolError) in
-                try await venues.actor(for: c.args.venue).vote(by: c.user, uri: c.args.track, reply: c.reply)
-                return .sent
+            onVenue("venue.vote", .write, VenueTrackArgs.self) { v, c throws(ProtocolError) in
+                try await v.vote(by: c.user, uri: c.args.track, reply: c.reply)
             },
-            .user("venue.unvote", .write, VenueTrackArgs.self) { c throws(ProtocolError) in
-                try await venues.actor(for: c.args.venue).unvote(by: c.user, uri: c.args.track, reply: c.reply)
-                return .sent
+            onVenue("venue.unvote", .write, VenueTrackArgs.self) { v, c throws(ProtocolError) in
+                try await v.unvote(by: c.user, uri: c.args.track, reply: c.reply)
             },
-            .user("venue.request", .write, RequestArgs.self) { c throws(ProtocolError) in
-                try await venues.actor(for: c.args.venue).request(by: c.user, track: c.args.track, reply: c.reply)
-                return .sent
+            onVenue("venue.request", .write, RequestArgs.self) { v, c throws(ProtocolError) in
+                try await v.request(by: c.user, track: c.args.track, reply: c.reply)
+            },
+            onVenue("venue.playlist.set", .write, SetPlaylistArgs.self) { v, c throws(ProtocolError) in
+                try await v.setPlaylist(by: c.user, uri: c.args.uri, creator: c.args.creator, tracks: c.args.tracks, reply: c.reply)
+            },
+            onVenue("venue.playlist.reset", .write, VenueArgs.self) { v, c throws(ProtocolError) in
+                try await v.resetPlaylist(by: c.user, reply: c.reply)
+            },
+            onVenue("venue.playlist.clearVotes", .write, VenueArgs.self) { v, c throws(ProtocolError) in
+                try await v.clearVotes(by: c.user, reply: c.reply)
+            },
+            onVenue("venue.playlist.remove", .write, VenueArgs.self) { v, c throws(ProtocolError) in
+                try await v.removePlaylist(by: c.user, reply: c.reply)
+            },
+            onVenue("venue.explicit.set", .write, ExplicitArgs.self) { v, c throws(ProtocolError) in
+                try await v.setExplicitAllowed(by: c.user, c.args.allowed, reply: c.reply)
+            },
+            onVenue("venue.settings.set", .write, SettingsArgs.self) { v, c throws(ProtocolError) in
+                try await v.changeSettings(by: c.user, c.args.patch, reply: c.reply)
+            },
+            onVenue("venue.nowPlaying", .write, NowPlayingArgs.self) { v, c throws(ProtocolError) in
+                try await v.nowPlaying(by: c.user, uri: c.args.track, reply: c.reply)
+            },
+            onVenue("venue.track.ended", .write, VenueTrackArgs.self) { v, c throws(ProtocolError) in
+                try await v.trackEnded(by: c.user, uri: c.args.track, reply: c.reply)
             },
             .user("venue.track.voters", .read, VenueTrackArgs.self) { c throws(ProtocolError) in
                 .reply(try await venues.actor(for: c.args.venue).voters(of: c.args.track))
@@ -27,43 +59,10 @@ extension VenuesDomain {
             .user("venue.playlist.get", .read, VenueArgs.self) { c throws(ProtocolError) in
                 .reply(["playlist": await try venues.actor(for: c.args.venue).playlistJSON])
             },
-            .user("venue.playlist.set", .write, SetPlaylistArgs.self) { c throws(ProtocolError) in
-                let a = c.args
-                try await venues.actor(for: a.venue).setPlaylist(by: c.user, uri: a.uri, creator: a.creator, tracks: a.tracks, reply: c.reply)
-                return .sent
-            },
-            .user("venue.playlist.reset", .write, VenueArgs.self) { c throws(ProtocolError) in
-                try await venues.actor(for: c.args.venue).resetPlaylist(by: c.user, reply: c.reply)
-                return .sent
-            },
-            .user("venue.playlist.clearVotes", .write, VenueArgs.self) { c throws(ProtocolError) in
-                try await venues.actor(for: c.args.venue).clearVotes(by: c.user, reply: c.reply)
-                return .sent
-            },
-            .user("venue.playlist.remove", .write, VenueArgs.self) { c throws(ProtocolError) in
-                try await venues.actor(for: c.args.venue).removePlaylist(by: c.user, reply: c.reply)
-                return .sent
-            },
-            .user("venue.explicit.set", .write, ExplicitArgs.self) { c throws(ProtocolError) in
-                try await venues.actor(for: c.args.venue).setExplicitAllowed(by: c.user, c.args.allowed, reply: c.reply)
-                return .sent
-            },
-            .user("venue.settings.set", .write, SettingsArgs.self) { c throws(ProtocolError) in
-                try await venues.actor(for: c.args.venue).changeSettings(by: c.user, c.args.patch, reply: c.reply)
-                return .sent
-            },
-            .user("venue.nowPlaying", .write, NowPlayingArgs.self) { c throws(ProtocolError) in
-                try await venues.actor(for: c.args.venue).nowPlaying(by: c.user, uri: c.args.track, reply: c.reply)
-                return .sent
-            },
-            .user("venue.track.ended", .write, VenueTrackArgs.self) { c throws(ProtocolError) in
-                try await venues.actor(for: c.args.venue).trackEnded(by: c.user, uri: c.args.track, reply: c.reply)
-                return .sent
-            },
-            .user("user.votes", .read, UserArgs.self) { c throws(ProtocolError) in
+            .user("user.votes", .read, UserArgument.self) { c throws(ProtocolError) in
                 .reply(["votes": .array(try await venues.trackActions(of: c.args.user ?? c.user, .vote))])
             },
-            .user("user.requests", .read, UserArgs.self) { c throws(ProtocolError) in
+            .user("user.requests", .read, UserArgument.self) { c throws(ProtocolError) in
                 .reply(["requests": .array(try await venues.trackActions(of: c.args.user ?? c.user, .request))])
             },
         ]
@@ -104,7 +103,7 @@ extension VenuesDomain {
             .user("venue.checkin", .write, VenueArgs.self) { c throws(ProtocolError) in
                 .reply(["checkedIn": .int(try await venues.checkin(c.args.venue, user: c.user))])
             },
-            .user("user.checkins", .read, UserArgs.self) { c throws(ProtocolError) in
+            .user("user.checkins", .read, UserArgument.self) { c throws(ProtocolError) in
                 .reply(["checkins": .array(try await venues.checkins(of: c.args.user ?? c.user))])
             },
         ]

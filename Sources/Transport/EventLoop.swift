@@ -34,6 +34,13 @@ public final class EventLoop: @unchecked Sendable {
     /// Inflates for connections whose client resets its context per message (one at a time).
     let sharedInflater = Inflater(noContextTakeover: true)
     var stats = LoopStats()
+    /// One shared setup per kind of WebSocket connection (few kinds, many connections).
+    private var webSocketSetups: [WebSocketSetupKey: WebSocketStateMachine.Setup] = [:]
+    private struct WebSocketSetupKey: Hashable {
+        var role: WebSocketStateMachine.Role
+        var configuration: WebSocketStateMachine.Configuration
+        var deflate: PerMessageDeflate.Parameters?
+    }
     private(set) var now: UInt64 = monotonicNanos()
 
     private var stopDeadline: UInt64?
@@ -173,6 +180,16 @@ public final class EventLoop: @unchecked Sendable {
     func connection(for id: ConnectionID) -> WebSocketConnection? {
         guard let c = connection(id.slot), c.generation == id.generation else { return nil }
         return c
+    }
+
+    /// The setup connections of this kind share, made on first use.
+    func webSocketSetup(role: WebSocketStateMachine.Role, configuration: WebSocketStateMachine.Configuration,
+                        deflate: PerMessageDeflate.Parameters?) -> WebSocketStateMachine.Setup {
+        let key = WebSocketSetupKey(role: role, configuration: configuration, deflate: deflate)
+        if let known = webSocketSetups[key] { return known }
+        let made = WebSocketStateMachine.Setup(role: role, configuration: configuration, deflate: deflate)
+        webSocketSetups[key] = made
+        return made
     }
 
     func markDirty(_ c: WebSocketConnection) {

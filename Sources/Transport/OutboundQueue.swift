@@ -39,6 +39,12 @@ struct OutboundQueue {
         chunks.removeSubrange(keep...)
     }
 
+    /// Frees the array of an empty queue (the loop's tick calls this): an idle connection holds
+    /// no storage for output, a busy one keeps reusing its array between ticks.
+    mutating func releaseIfIdle() {
+        if head == chunks.count && chunks.capacity > 0 { chunks = [] }
+    }
+
     /// Outcome of a write attempt.
     enum WriteResult {
         /// Everything queued was written.
@@ -92,8 +98,9 @@ struct OutboundQueue {
             }
         }
         if head == chunks.count {
-            // Keep a small array for the next send; free a big one: idle connections stay cheap.
-            if chunks.capacity <= 4 { chunks.removeAll(keepingCapacity: true) } else { chunks = [] }
+            // Keep the array for the next sends (a busy connection then never allocates for a
+            // push); `releaseIfIdle` frees it once the connection goes quiet, a big one at once.
+            if chunks.capacity <= 64 { chunks.removeAll(keepingCapacity: true) } else { chunks = [] }
             head = 0
         } else if head >= 64 && head * 2 >= chunks.count {
             chunks.removeFirst(head)

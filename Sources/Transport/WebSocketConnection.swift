@@ -26,57 +26,79 @@ public final class WebSocketConnection {
         case closed
     }
 
+    // Stored properties are laid out in declaration order: small ones sit together, and state
+    // that only some connections need for a while lives out of line in `Extras`, so an open idle
+    // connection stays near a quarter of a kilobyte.
     unowned let loop: EventLoop
     let fd: Int32
     let generation: UInt32
-    /// The peer's IP address.
-    public let remoteAddress: String
-    let isClient: Bool
+    /// Messages smaller than this go uncompressed (the endpoint's policy).
+    private var minimumCompressed: Int32 = 0
     var phase: Phase
+    let isClient: Bool
     var dirty = false
     var epollOut = false
     /// Input is no longer watched (the peer sent EOF while we still write).
     var outputOnly = false
+    /// A close frame is in the queue: nothing may follow it. (Replies to messages that arrived
+    /// before a protocol error still go out first, in order.)
+    private var closeQueued = false
+    private var closeCode = CloseCode.abnormal
 
-    private var http: HTTPHeadParser?
     private var ws: WebSocketStateMachine?
     private var tls: TLSSession?
     private var queue = OutboundQueue()
     private var handler: (any WebSocketHandler)?
-    private var deflate: PerMessageDeflate.Parameters?
-    /// This connection's own compressor, made on first use and only when its compression keeps
-    /// context between messages (it costs about 256 KiB).
-    private var ownDeflater: Deflater?
-    private var keepsCompressionContext = false
+    /// Free for the application to hang its per-connection state on (loop thread only).
+    public var userInfo: AnyObject?
+    /// The peer's IP address.
+    public let remoteAddress: String
+    /// Handshake deadline, or close deadline while closing (0: none).
+    private var deadline: UInt64
+    private var closeReason = ""
+    /// The subprotocol agreed in the handshake.
+    public private(set) var subprotocol: String?
+    private var extras: Extras?
+
+    /// What a connection needs only during its handshake or only in some configurations.
+    private final class Extras {
+        /// Reads the HTTP request (server) or the upgrade response (client) until the handshake is done.
+        var http: HTTPHeadParser?
+        /// A client connection's settings until its handshake is done.
+        var client: ClientSetup?
+        /// This connection's own compressor, made on first use and only when its compression keeps
+        /// context between messages (it costs about 256 KiB).
+        var ownDeflater: Deflater?
+        var isEmpty: Bool { http == nil && client == nil && ownDeflater == nil }
+    }
+
+    /// The Extras, made when first needed.
+    private var madeExtras: Extras {
+        if let e = extras { return e }
+        let e = Extras()
+        extras = e
+        return e
+    }
+
+    private func dropEmptyExtras() {
+        if extras?.isEmpty == true { extras = nil }
+    }
 
     private func contextDeflater(_ d: PerMessageDeflate.Parameters) -> Deflater? {
-        guard keepsCompressionContext else { return nil }
-        if let own = ownDeflater { return own }
+        // Only a side that keeps its context between messages needs a compressor of its own.
+        guard !(isClient ? d.clientNoContextTakeover : d.serverNoContextTakeover) else { return nil }
+        if let own = extras?.ownDeflater { return own }
         let bits = isClient ? (d.clientMaxWindowBits ?? 15) : d.serverMaxWindowBits
         let pool = loop.shared.deflaters
         let made = Deflater(level: pool.level, windowBits: bits, memoryLevel: pool.memoryLevel, noContextTakeover: false)
-        ownDeflater = made
+        madeExtras.ownDeflater = made
         return made
     }
-    private var client: ClientSetup?
-    /// Handshake deadline, or close deadline while closing (0: none).
-    private var deadline: UInt64
-    private var closeCode = CloseCode.abnormal
-    /// A close frame is in the queue: nothing may follow it. (Replies to messages that arrived
-    /// before a protocol error still go out first, in order.)
-    private var closeQueued = false
-    private var closeReason = ""
 
-    /// The subprotocol agreed in the handshake.
-    public private(set) var subprotocol: String?
-    /// The request path the WebSocket was opened on.
-    public private(set) var path = ""
     /// Whether the connection runs over TLS.
     public var isSecure: Bool { tls != nil }
     /// The negotiated permessage-deflate parameters.
-    public var compression: PerMessageDeflate.Parameters? { deflate }
-    /// Free for the application to hang its per-connection state on (loop thread only).
-    public var userInfo: AnyObject?
+    public var compression: PerMessageDeflate.Parameters? { ws?.deflate }
 
     /// A thread-safe reference to this connection.
     public var handle: ConnectionHandle { ConnectionHandle(loop: loop, fd: fd, generation: generation) }
@@ -87,17 +109,17 @@ public final class WebSocketConnection {
         self.generation = generation
         self.remoteAddress = remoteAddress
         self.isClient = client != nil
-        self.client = client
         if let tls {
             self.tls = try TLSSession(context: tls, isServer: client == nil, serverName: client?.serverName,
                                       verifyHost: tls.verifiesPeer)
         }
         deadline = loop.now + (client?.handshakeTimeoutNanos ?? loop.configuration.handshakeTimeoutNanos)
-        if client != nil {
+        if let client {
             phase = .connecting
+            madeExtras.client = client
         } else {
             phase = tls != nil ? .tlsHandshake : .httpHead
-            http = HTTPHeadParser(kind: .request, limits: loop.configuration.http)
+            madeExtras.http = HTTPHeadParser(kind: .request, limits: loop.configuration.http)
         }
     }
 
@@ -156,6 +178,7 @@ public final class WebSocketConnection {
 
     func tick(now: UInt64) {
         tls?.shrinkIdleBIOs()
+        queue.releaseIfIdle()
         switch phase {
         case .connecting, .tlsHandshake, .httpHead:
             if deadline != 0 && now >= deadline {
@@ -222,7 +245,7 @@ public final class WebSocketConnection {
     private func received(_ bytes: UnsafeRawBufferPointer) {
         switch phase {
         case .httpHead:
-            switch http!.feed(bytes) {
+            switch extras!.http!.feed(bytes) {
             case .needMore:
                 return
             case .error(let e):
@@ -230,13 +253,14 @@ public final class WebSocketConnection {
                 if isClient { return failClient("bad HTTP response: \(e.message)") }
                 return respondAndClose(HTTPResponse.error(e))
             case .head(let head, let remainder):
-                http = nil
+                extras?.http = nil
+                dropEmptyExtras()
                 if isClient { clientGotResponse(head, remainder: remainder) } else { serverGotRequest(head, remainder: remainder) }
             }
         case .webSocket:
             var actions = takeActions()
             ws!.receive(bytes, now: loop.now, into: &actions)
-            loop.stats.framesIn += ws!.framesReceived
+            loop.stats.framesIn += Int(ws!.framesReceived)
             ws!.framesReceived = 0
             perform(&actions)
         default:
@@ -293,7 +317,6 @@ public final class WebSocketConnection {
             case .success(let accepted):
                 enqueue(SharedBytes.copy(accepted.response), bounded: false, countFrame: false)
                 subprotocol = accepted.subprotocol
-                path = head.path
                 startWebSocket(deflate: accepted.deflate, configuration: endpoint.webSocket ?? loop.configuration.webSocket,
                                minimumCompressed: endpoint.policy.deflate.minimumSize)
                 loop.shared.metrics.handshakes.increment()
@@ -304,21 +327,15 @@ public final class WebSocketConnection {
         }
     }
 
-    private var minimumCompressed = 0
-
     private func startWebSocket(deflate: PerMessageDeflate.Parameters?, configuration: WebSocketStateMachine.Configuration, minimumCompressed: Int) {
-        self.deflate = deflate
-        self.minimumCompressed = minimumCompressed
+        self.minimumCompressed = Int32(clamping: minimumCompressed)
         var inflater: Inflater?
         if let d = deflate {
             // Inbound: the peer's compressor resets per message → the loop's shared inflater will do.
             let peerResets = isClient ? d.serverNoContextTakeover : d.clientNoContextTakeover
             inflater = peerResets ? loop.sharedInflater : Inflater(noContextTakeover: false)
-            // Outbound: keep a compressor of our own only when we must carry context between messages.
-            let weReset = isClient ? d.clientNoContextTakeover : d.serverNoContextTakeover
-            keepsCompressionContext = !weReset
         }
-        ws = WebSocketStateMachine(role: isClient ? .client : .server, configuration: configuration, deflate: deflate,
+        ws = WebSocketStateMachine(setup: loop.webSocketSetup(role: isClient ? .client : .server, configuration: configuration, deflate: deflate),
                                    inflater: inflater, now: loop.now, maskSeed: UInt64(truncatingIfNeeded: loop.now) ^ UInt64(fd) << 32)
         phase = .webSocket
         deadline = 0
@@ -340,7 +357,7 @@ public final class WebSocketConnection {
             return message.payload.withUnsafeBytes { sendFrame(message.kind, payload: $0) }
         }
         let frame: SharedBytes
-        if let d = deflate, message.payload.count >= minimumCompressed {
+        if let d = ws!.deflate, message.payload.count >= Int(minimumCompressed) {
             if let own = contextDeflater(d) {
                 frame = own.compress(message.payload).withUnsafeBytes { FrameEncoder.sharedFrame(opcode: message.kind.opcode, payload: $0, rsv1: true) }
             } else {
@@ -368,7 +385,7 @@ public final class WebSocketConnection {
         guard phase == .webSocket, !closeQueued else { return }
         let mask = isClient ? ws!.nextMaskKey() : nil
         var frame: SharedBytes
-        if let d = deflate, payload.count >= minimumCompressed, !(isClient && (d.clientMaxWindowBits ?? 15) < 9) {
+        if let d = ws!.deflate, payload.count >= Int(minimumCompressed), !(isClient && (d.clientMaxWindowBits ?? 15) < 9) {
             let body: [UInt8]
             if let own = contextDeflater(d) {
                 body = own.compress(payload)
@@ -495,37 +512,36 @@ public final class WebSocketConnection {
             handler = nil
             h?.onClose(code: code, reason: reason, connection: self)
         }
-        if client != nil { failClient("closed: \(reason)") }
+        if extras?.client != nil { failClient("closed: \(reason)") }
         queue = OutboundQueue()
         ws = nil
-        http = nil
         tls = nil
-        ownDeflater = nil
+        extras = nil
         userInfo = nil
     }
 
     // MARK: Client side
 
     private func sendClientRequest() {
-        guard let setup = client else { return }
+        guard let setup = extras?.client else { return }
         let request = Handshake.clientRequest(host: setup.hostHeader, path: setup.path, subprotocols: setup.subprotocols,
                                               offerDeflate: setup.offerDeflate, extraHeaders: setup.headers, key: setup.key)
-        client?.expectedKey = request.key
+        setup.expectedKey = request.key
         phase = .httpHead
-        http = HTTPHeadParser(kind: .response, limits: loop.configuration.http)
+        madeExtras.http = HTTPHeadParser(kind: .response, limits: loop.configuration.http)
         enqueue(SharedBytes.copy(request.bytes), bounded: false, countFrame: false)
     }
 
     private func clientGotResponse(_ head: HTTPHead, remainder: [UInt8]) {
-        guard let setup = client else { return }
+        guard let setup = extras?.client else { return }
         switch Handshake.checkResponse(head, key: setup.expectedKey, offeredDeflate: setup.offerDeflate,
                                        offeredSubprotocols: setup.subprotocols) {
         case .failure(let e):
             failClient(e.message)
         case .success(let accepted):
-            client = nil
+            extras?.client = nil
+            dropEmptyExtras()
             subprotocol = accepted.subprotocol
-            path = setup.path
             startWebSocket(deflate: accepted.deflate, configuration: setup.webSocket, minimumCompressed: setup.minimumCompressed)
             handler = setup.makeHandler(self)
             setup.completion(.success(self))
@@ -534,8 +550,8 @@ public final class WebSocketConnection {
     }
 
     private func failClient(_ why: String) {
-        guard let setup = client else { return }
-        client = nil
+        guard let setup = extras?.client else { return }
+        extras?.client = nil
         setup.completion(.failure(TransportError.connect(why)))
         closeNow(code: .abnormal, reason: why)
     }

@@ -242,8 +242,9 @@ public final class VenueDirectory: Sendable {
         }
     }
 
-    /// Trims quiet rooms' histories and retires venue actors nobody watches that have been idle.
-    func sweep(now: Double) async {
+    /// Trims quiet rooms' histories and retires venue actors nobody watches that have been idle
+    /// (the sweeper service runs this every `venues.sweepSeconds`).
+    public func sweep(now: Double) async {
         for (id, a) in live.withLock({ $0.actors }) where await a.sweep(now: now, retireAfter: configuration.retireAfterSeconds) {
             live.withLock { live in
                 if live.actors[id] === a {

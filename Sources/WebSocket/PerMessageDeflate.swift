@@ -31,7 +31,7 @@ public enum PerMessageDeflate {
     }
 
     /// What both sides agreed to for one connection.
-    public struct Parameters: Sendable, Equatable {
+    public struct Parameters: Sendable, Hashable {
         /// The server resets its compressor per message.
         public var serverNoContextTakeover: Bool
         /// The client resets its compressor per message.

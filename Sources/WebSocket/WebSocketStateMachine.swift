@@ -2,7 +2,7 @@
 /// Pure and I/O-free: the transport feeds it bytes and the clock and carries out its actions.
 public struct WebSocketStateMachine {
     /// Limits and timers for one connection; every value is configurable.
-    public struct Configuration: Sendable, Equatable {
+    public struct Configuration: Sendable, Hashable {
         /// Largest payload of one frame (1009 beyond it).
         public var maxFrameSize: Int
         /// Largest message after reassembly and inflation (1009 beyond it).
@@ -51,46 +51,74 @@ public struct WebSocketStateMachine {
         case closeConnection(CloseCode, String)
     }
 
-    public let role: Role
-    public let configuration: Configuration
-    public private(set) var state: State = .open
-    /// The negotiated permessage-deflate parameters, if any.
-    public let deflate: PerMessageDeflate.Parameters?
+    /// What every connection of one kind shares, immutable: its role, its limits and the
+    /// compression it negotiated. Open connections outnumber the kinds by far, so a transport keeps
+    /// one `Setup` per kind and each connection pays one reference for it.
+    public final class Setup: Sendable {
+        public let role: Role
+        public let configuration: Configuration
+        /// The negotiated permessage-deflate parameters, if any.
+        public let deflate: PerMessageDeflate.Parameters?
+        let limits: FrameLimits
 
-    private let limits: FrameLimits
+        public init(role: Role, configuration: Configuration, deflate: PerMessageDeflate.Parameters? = nil) {
+            self.role = role
+            self.configuration = configuration
+            self.deflate = deflate
+            limits = FrameLimits(peer: role == .server ? .client : .server, maxFramePayload: configuration.maxFrameSize,
+                                 allowedRSV: deflate == nil ? 0 : 0x40)
+        }
+    }
+
+    public let setup: Setup
+    public var role: Role { setup.role }
+    public var configuration: Configuration { setup.configuration }
+    /// The negotiated permessage-deflate parameters, if any.
+    public var deflate: PerMessageDeflate.Parameters? { setup.deflate }
+
+    // Fields are ordered so the struct packs tightly: it lives inside every open connection.
     private var inflater: Inflater?
     /// Bytes of a frame that has not fully arrived yet.
     private var pending: [UInt8] = []
     /// The fragmented message being reassembled, if any.
     private var assembling: Assembly?
     private var lastInbound: UInt64
-    private var pingSentAt: UInt64?
+    /// When the unanswered ping went out; 0 when none is outstanding (a ping never goes out at
+    /// time 0: it waits for a ping interval, which is greater than 0, to pass).
+    private var pingSentAt: UInt64 = 0
     private var maskState: UInt64
+    public private(set) var state: State = .open
     /// Frames parsed so far (for metrics; the transport reads and resets it).
-    public var framesReceived = 0
+    public var framesReceived: UInt32 = 0
 
-    /// A message in the middle of reassembly.
-    struct Assembly {
-        var kind: MessageKind
-        var compressed: Bool
+    /// A message in the middle of reassembly (out of line: most connections never fragment).
+    final class Assembly {
+        let kind: MessageKind
+        let compressed: Bool
         var data: [UInt8]
         var utf8 = UTF8Validator()
+        init(kind: MessageKind, compressed: Bool, data: [UInt8]) {
+            self.kind = kind
+            self.compressed = compressed
+            self.data = data
+        }
     }
 
     /// - Parameters:
     ///   - inflater: where compressed messages are inflated (shared per event loop when the
     ///     client resets its context per message, else owned by this connection).
-    public init(role: Role, configuration: Configuration, deflate: PerMessageDeflate.Parameters? = nil,
-                inflater: Inflater? = nil, now: UInt64 = 0, maskSeed: UInt64 = 0x9E37_79B9_7F4A_7C15) {
-        self.role = role
-        self.configuration = configuration
-        self.deflate = deflate
-        self.inflater = deflate == nil ? nil : inflater
-        self.limits = FrameLimits(peer: role == .server ? .client : .server,
-                                  maxFramePayload: configuration.maxFrameSize,
-                                  allowedRSV: deflate == nil ? 0 : 0x40)
+    public init(setup: Setup, inflater: Inflater? = nil, now: UInt64 = 0, maskSeed: UInt64 = 0x9E37_79B9_7F4A_7C15) {
+        self.setup = setup
+        self.inflater = setup.deflate == nil ? nil : inflater
         self.lastInbound = now
         self.maskState = maskSeed | 1
+    }
+
+    /// A machine with a setup of its own (tests, tools); a transport shares setups instead.
+    public init(role: Role, configuration: Configuration, deflate: PerMessageDeflate.Parameters? = nil,
+                inflater: Inflater? = nil, now: UInt64 = 0, maskSeed: UInt64 = 0x9E37_79B9_7F4A_7C15) {
+        self.init(setup: Setup(role: role, configuration: configuration, deflate: deflate), inflater: inflater, now: now,
+                  maskSeed: maskSeed)
     }
 
     // MARK: Receiving
@@ -123,7 +151,7 @@ public struct WebSocketStateMachine {
             let rest = UnsafeRawBufferPointer(rebasing: bytes[offset...])
             let header: FrameHeader
             do {
-                guard let h = try FrameHeaderParser.parse(rest, limits: limits) else { break }
+                guard let h = try FrameHeaderParser.parse(rest, limits: setup.limits) else { break }
                 header = h
             } catch {
                 fail(error, into: &actions)
@@ -153,7 +181,7 @@ public struct WebSocketStateMachine {
         case .ping:
             if case .open = state { actions.append(.write(encodeControl(.pong, payload))) }
         case .pong:
-            pingSentAt = nil
+            pingSentAt = 0
         case .close:
             handleClose(payload, into: &actions)
         case .text, .binary:
@@ -192,7 +220,7 @@ public struct WebSocketStateMachine {
     }
 
     private mutating func finishMessage(into actions: inout [Action]) {
-        guard var message = assembling else { return }
+        guard let message = assembling else { return }
         assembling = nil
         if message.compressed {
             guard let inflater else {
@@ -298,8 +326,8 @@ public struct WebSocketStateMachine {
                 return
             }
             guard configuration.pingIntervalNanos > 0 else { return }
-            if let sent = pingSentAt {
-                if now >= sent + configuration.pongTimeoutNanos {
+            if pingSentAt != 0 {
+                if now >= pingSentAt + configuration.pongTimeoutNanos {
                     state = .closed
                     actions.append(.closeConnection(.abnormal, "no pong within the timeout"))
                 }

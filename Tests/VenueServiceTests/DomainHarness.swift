@@ -31,13 +31,14 @@ actor FakeSession: SessionControl {
     func removeSubscription(_ room: String) {}
 }
 
-/// The venues domain on a real store in a temporary directory, driven op by op without sockets.
+/// The venues domain on a real store in a temporary directory, driven op by op without sockets
+/// (calls may run concurrently).
 final class DomainHarness: @unchecked Sendable {
     let sink = RecordingSink()
     let domain: VenuesDomain
     let store: Store
-    private var nextID = 1
-    private var nextSlot: Int32 = 1
+    private let nextID = Atomic<Int>(1)
+    private let nextSlot = Atomic<Int32>(1)
 
     init() throws {
         let dir = NSTemporaryDirectory() + "hubbub-domain-\(UUID().uuidString)"
@@ -51,15 +52,13 @@ final class DomainHarness: @unchecked Sendable {
     deinit { store.close() }
 
     func connection() -> ConnectionID {
-        defer { nextSlot += 1 }
-        return ConnectionID(loop: 0, slot: nextSlot, generation: 1)
+        ConnectionID(loop: 0, slot: nextSlot.add(1, ordering: .relaxed).oldValue, generation: 1)
     }
 
     /// Runs `op` as `user` over `member` and waits for its reply; returns the reply's result or throws its error.
     @discardableResult
     func call(_ op: String, _ args: JSON, user: String, member: ConnectionID) async throws -> JSON {
-        let id = nextID
-        nextID += 1
+        let id = nextID.add(1, ordering: .relaxed).oldValue
         guard let found = domain.ops.first(where: { $0.name == op }) else { throw TestFailure("no op \(op)") }
         let reply = Replier(member: member, requestID: id, sink: sink)
         do {

@@ -30,6 +30,7 @@ public struct HubbubConfiguration: Sendable, Equatable {
     public var rateLimits = RateLimits()
     public var sessions = Sessions()
     public var rooms = Rooms()
+    public var storage = Storage()
     /// The domains' own settings (`venues.retireAfterSeconds`, `auth.kdfIterations`...), by key;
     /// a key not set has its `Setting`'s default.
     public var domainSettings = SettingValues()
@@ -59,6 +60,17 @@ public struct HubbubConfiguration: Sendable, Equatable {
         public var historySeconds = 300
         /// Most bytes of pushes each room keeps for recovery.
         public var historyBytes = 256 * 1024
+    }
+
+    public struct Storage: Sendable, Equatable {
+        /// Most changes in one group transaction.
+        public var maxBatch = 1000
+        /// Most changes waiting for the disk; more are refused (`unavailable`) rather than queued.
+        public var maxPendingWrites = 100_000
+        /// Read queries that may run at once.
+        public var maxReaders = 4
+        /// SQLite page cache per connection (the writer and each reader), in KiB.
+        public var cacheKiB = 2048
     }
 
     public struct TLS: Sendable, Equatable {
@@ -241,6 +253,10 @@ extension HubbubConfiguration {
         try v.int("rooms.historySize", &rooms.historySize, 0...1_000_000)
         try v.int("rooms.historySeconds", &rooms.historySeconds, 0...86_400)
         try v.int("rooms.historyBytes", &rooms.historyBytes, 0...(1 << 30))
+        try v.int("storage.maxBatch", &storage.maxBatch, 1...100_000)
+        try v.int("storage.maxPendingWrites", &storage.maxPendingWrites, 1...10_000_000)
+        try v.int("storage.maxReaders", &storage.maxReaders, 1...64)
+        try v.int("storage.cacheKiB", &storage.cacheKiB, 64...(1 << 20))
         for setting in domainSettings {
             // Kept only when it differs from the default, so equal settings compare equal.
             if let value = try v.setting(setting), value != setting.defaultSetting { self.domainSettings.set(setting.key, value) }

@@ -36,7 +36,12 @@ public final class HubbubServer: Sendable {
         }
         var migrator = DatabaseMigrator()
         for d in domains { d.migrations(&migrator) }
-        let store = try Store(configuration: .init(directory: configuration.dataDir), migrations: migrator, logger: logger)
+        var storage = Store.Configuration(directory: configuration.dataDir)
+        storage.maxBatch = configuration.storage.maxBatch
+        storage.maxPendingWrites = configuration.storage.maxPendingWrites
+        storage.maxReaders = configuration.storage.maxReaders
+        storage.cacheKiB = configuration.storage.cacheKiB
+        let store = try Store(configuration: storage, migrations: migrator, logger: logger)
 
         let sink = LoopSink()
         let r = configuration.rooms

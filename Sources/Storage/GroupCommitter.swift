@@ -14,6 +14,7 @@ final class GroupCommitter: @unchecked Sendable {
 
     private let pool: DatabasePool
     private let maxBatch: Int
+    private let maxPending: Int
     private let logger: Logger
     private let condition = NSCondition()
     private var queue: [Pending] = []
@@ -22,9 +23,10 @@ final class GroupCommitter: @unchecked Sendable {
     private var transactions = 0
     private var changes = 0
 
-    init(pool: DatabasePool, maxBatch: Int, logger: Logger) {
+    init(pool: DatabasePool, maxBatch: Int, maxPending: Int = .max, logger: Logger) {
         self.pool = pool
         self.maxBatch = max(1, maxBatch)
+        self.maxPending = max(1, maxPending)
         self.logger = logger
         let t = Thread { [unowned self] in self.run() }
         t.name = "hubbub-store-writer"
@@ -36,6 +38,11 @@ final class GroupCommitter: @unchecked Sendable {
         if stopped || stopping {
             condition.unlock()
             failed(StoreError.closed)
+            return
+        }
+        if queue.count >= maxPending {
+            condition.unlock()
+            failed(StoreError.overloaded)
             return
         }
         queue.append(Pending(job: job, failed: failed))
@@ -99,7 +106,15 @@ final class GroupCommitter: @unchecked Sendable {
 
 /// Store failures of its own (SQLite errors pass through as GRDB's `DatabaseError`).
 public enum StoreError: Error, Equatable, CustomStringConvertible {
+    /// The store was closed (shutting down): nothing more is written.
     case closed
+    /// `maxPendingWrites` changes already wait for the disk: this one was refused, not queued.
+    case overloaded
 
-    public var description: String { "the store is closed" }
+    public var description: String {
+        switch self {
+        case .closed: return "the store is closed"
+        case .overloaded: return "too many changes are waiting to be written"
+        }
+    }
 }

@@ -17,6 +17,11 @@ public final class Store: Sendable {
         public var maxBatch: Int = 1000
         /// Readers that may run at once.
         public var maxReaders: Int = 4
+        /// Most changes waiting for the writer; beyond it a change is refused at once
+        /// (`StoreError.overloaded`) instead of queueing memory without bound behind a slow disk.
+        public var maxPendingWrites: Int = 100_000
+        /// SQLite's page cache per connection (the writer and each reader), in KiB.
+        public var cacheKiB: Int = 2048
 
         public init(directory: String) { self.directory = directory }
     }
@@ -35,11 +40,13 @@ public final class Store: Sendable {
             // FULL: a commit is on disk when it returns (WAL mode's default of NORMAL is not).
             try db.execute(sql: "PRAGMA synchronous = FULL")
             try db.execute(sql: "PRAGMA foreign_keys = ON")
+            // A negative size is in KiB: the cache is bounded by configuration, not by the database's size.
+            try db.execute(sql: "PRAGMA cache_size = -\(max(64, configuration.cacheKiB))")
         }
         let path = (configuration.directory as NSString).appendingPathComponent("hubbub.sqlite")
         pool = try DatabasePool(path: path, configuration: config)
         try migrations.migrate(pool)
-        committer = GroupCommitter(pool: pool, maxBatch: configuration.maxBatch, logger: logger)
+        committer = GroupCommitter(pool: pool, maxBatch: configuration.maxBatch, maxPending: configuration.maxPendingWrites, logger: logger)
         readQueue = DispatchQueue(label: "hubbub.store.read", attributes: .concurrent)
         readSlots = DispatchSemaphore(value: configuration.maxReaders)
     }

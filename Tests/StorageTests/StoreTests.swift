@@ -1,15 +1,18 @@
 import Foundation
 import GRDB
 import Storage
+import Synchronization
 import XCTest
 
 final class StoreTests: XCTestCase {
-    private func makeStore(_ dir: String) throws -> Store {
+    private func makeStore(_ dir: String, maxPendingWrites: Int = 100_000) throws -> Store {
         var migrations = DatabaseMigrator()
         migrations.registerMigration("items") { db in
             try db.execute(sql: "CREATE TABLE item (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE)")
         }
-        return try Store(configuration: .init(directory: dir), migrations: migrations)
+        var configuration = Store.Configuration(directory: dir)
+        configuration.maxPendingWrites = maxPendingWrites
+        return try Store(configuration: configuration, migrations: migrations)
     }
 
     private func tempDir() -> String { NSTemporaryDirectory() + "hubbub-store-\(UUID().uuidString)" }
@@ -55,6 +58,42 @@ final class StoreTests: XCTestCase {
         XCTAssertEqual(names.filter { $0 == "same" }.count, 1)
         // 'other' committed only if its change (b) succeeded.
         XCTAssertEqual(names.contains("other"), names.count == 3)
+    }
+
+    /// Behind a stalled disk the queue stops growing at `maxPendingWrites`: the change beyond it is
+    /// refused at once with `overloaded`, and the queued ones still commit once the writer moves.
+    func testAFullWriteQueueRefusesInsteadOfGrowing() async throws {
+        let store = try makeStore(tempDir(), maxPendingWrites: 2)
+        defer { store.close() }
+        let started = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        let outcomes = Mutex<[String: Result<Void, Error>]>([:])
+        let done = DispatchGroup()
+        func submit(_ name: String, _ change: @escaping @Sendable (Database) throws -> Void) {
+            done.enter()
+            store.submit(change) { result in
+                outcomes.withLock { $0[name] = result }
+                done.leave()
+            }
+        }
+        // The writer takes this one and stalls inside its transaction, as on a hung disk.
+        submit("stall") { db in
+            started.signal()
+            release.wait()
+            try db.execute(sql: "INSERT INTO item (name) VALUES ('stall')")
+        }
+        started.wait()
+        for name in ["a", "b", "c"] {
+            submit(name) { db in try db.execute(sql: "INSERT INTO item (name) VALUES (?)", arguments: [name]) }
+        }
+        let refusal: StoreError? = outcomes.withLock { o in
+            guard case .failure(let e)? = o["c"] else { return nil }
+            return e as? StoreError
+        }
+        XCTAssertEqual(refusal, StoreError.overloaded, "the third waiting change is refused at once")
+        release.signal()
+        done.wait()
+        let committed = try await store.read { db in try String.fetchAll(db, sql: "SELECT name FROM item ORDER BY name") }
+        XCTAssertEqual(committed, ["a", "b", "stall"])
     }
 
     func testWritesAfterCloseFailClearly() async throws {

@@ -12,15 +12,16 @@ final class EchoHandler: WebSocketHandler, Sendable {
 }
 
 /// `/broadcast` (benchmarks): each message goes to every `/broadcast` connection, the sender
-/// included, encoded once. Members are kept per event loop and touched only by their loop, so
-/// a publish costs one task per loop, not one per subscriber.
+/// included, encoded once, through the same per-loop delivery that room pushes use. Members are
+/// kept per event loop and touched only by their loop, so a publish costs one task per loop, not
+/// one per subscriber.
 final class BroadcastHub: Sendable {
     private let members: [LoopMembers]
     private let loops: [EventLoop]
 
     /// The connections of one loop; only that loop's thread reads or writes it.
     final class LoopMembers: @unchecked Sendable {
-        var connections: [WebSocketConnection] = []
+        var ids: [ConnectionID] = []
     }
 
     /// A member's place in its loop's list, so leaving costs O(1).
@@ -46,20 +47,20 @@ final class BroadcastHub: Sendable {
         self.members = loops.map { _ in LoopMembers() }
     }
 
-    /// Adds a connection (on its loop thread).
+    /// Adds a connection (on its loop thread); the caller keeps the member as the connection's `userInfo`.
     func join(_ connection: WebSocketConnection) -> Member {
         let list = members[connection.handle.loop.index]
-        let member = Member(hub: self, position: list.connections.count)
-        list.connections.append(connection)
+        let member = Member(hub: self, position: list.ids.count)
+        list.ids.append(connection.handle.id)
         return member
     }
 
     private func leave(_ member: Member, loop: EventLoop) {
         let list = members[loop.index]
-        let last = list.connections.removeLast()
-        if member.position < list.connections.count {
-            list.connections[member.position] = last
-            (last.userInfo as? Member)?.position = member.position
+        let last = list.ids.removeLast()
+        if member.position < list.ids.count {
+            list.ids[member.position] = last
+            (loop.connection(for: last)?.userInfo as? Member)?.position = member.position
         }
     }
 
@@ -67,8 +68,8 @@ final class BroadcastHub: Sendable {
     func publish(_ message: OutboundMessage, from origin: EventLoop) {
         for loop in loops where loop !== origin {
             let list = members[loop.index]
-            loop.execute { _ in for c in list.connections { c.send(message) } }
+            loop.execute { $0.deliver(message, to: list.ids) }
         }
-        for c in members[origin.index].connections { c.send(message) }
+        origin.deliver(message, to: members[origin.index].ids)
     }
 }

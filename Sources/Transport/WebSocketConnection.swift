@@ -28,37 +28,42 @@ public final class WebSocketConnection {
 
     // Stored properties are laid out in declaration order: small ones sit together, and state
     // that only some connections need for a while lives out of line in `Extras`, so an open idle
-    // connection stays near a quarter of a kilobyte.
-    unowned let loop: EventLoop
+    // connection stays near a quarter of a kilobyte. Loop-confined: see `EventLoop` on why the hot
+    // ones skip the runtime exclusivity check.
+    /// Strong on purpose: the loop holds its open connections and each holds its loop, a cycle that
+    /// ends when the loop forgets a closed connection. Reading a strong `let` needs no reference
+    /// counting; an unowned one is retained and released around every use (every push).
+    let loop: EventLoop
     let fd: Int32
     let generation: UInt32
-    /// Messages smaller than this go uncompressed (the endpoint's policy).
-    private var minimumCompressed: Int32 = 0
-    var phase: Phase
+    /// Messages of at least this many bytes go compressed (the endpoint's policy); `Int32.max`
+    /// when the handshake agreed no compression, so a push checks one number, not the setup.
+    @exclusivity(unchecked) private var compressFrom = Int32.max
+    @exclusivity(unchecked) var phase: Phase
     let isClient: Bool
-    var dirty = false
-    var epollOut = false
+    @exclusivity(unchecked) var dirty = false
+    @exclusivity(unchecked) var epollOut = false
     /// Input is no longer watched (the peer sent EOF while we still write).
-    var outputOnly = false
+    @exclusivity(unchecked) var outputOnly = false
     /// A close frame is in the queue: nothing may follow it. (Replies to messages that arrived
     /// before a protocol error still go out first, in order.)
-    private var closeQueued = false
-    private var closeCode = CloseCode.abnormal
+    @exclusivity(unchecked) private var closeQueued = false
+    @exclusivity(unchecked) private var closeCode = CloseCode.abnormal
 
-    private var ws: WebSocketStateMachine?
-    private var tls: TLSSession?
-    private var queue = OutboundQueue()
-    private var handler: (any WebSocketHandler)?
+    @exclusivity(unchecked) private var ws: WebSocketStateMachine?
+    @exclusivity(unchecked) private var tls: TLSSession?
+    @exclusivity(unchecked) private var queue = OutboundQueue()
+    @exclusivity(unchecked) private var handler: (any WebSocketHandler)?
     /// Free for the application to hang its per-connection state on (loop thread only).
     public var userInfo: AnyObject?
     /// The peer's IP address.
     public let remoteAddress: String
     /// Handshake deadline, or close deadline while closing (0: none).
-    private var deadline: UInt64
+    @exclusivity(unchecked) private var deadline: UInt64
     private var closeReason = ""
     /// The subprotocol agreed in the handshake.
     public private(set) var subprotocol: String?
-    private var extras: Extras?
+    @exclusivity(unchecked) private var extras: Extras?
 
     /// What a connection needs only during its handshake or only in some configurations.
     private final class Extras {
@@ -328,7 +333,7 @@ public final class WebSocketConnection {
     }
 
     private func startWebSocket(deflate: PerMessageDeflate.Parameters?, configuration: WebSocketStateMachine.Configuration, minimumCompressed: Int) {
-        self.minimumCompressed = Int32(clamping: minimumCompressed)
+        compressFrom = deflate == nil ? .max : Int32(clamping: minimumCompressed)
         var inflater: Inflater?
         if let d = deflate {
             // Inbound: the peer's compressor resets per message → the loop's shared inflater will do.
@@ -356,17 +361,17 @@ public final class WebSocketConnection {
         if isClient {
             return message.payload.withUnsafeBytes { sendFrame(message.kind, payload: $0) }
         }
-        let frame: SharedBytes
-        if let d = ws!.deflate, message.payload.count >= Int(minimumCompressed) {
-            if let own = contextDeflater(d) {
-                frame = own.compress(message.payload).withUnsafeBytes { FrameEncoder.sharedFrame(opcode: message.kind.opcode, payload: $0, rsv1: true) }
-            } else {
-                frame = message.compressedFrame(windowBits: d.serverMaxWindowBits, pool: loop.shared.deflaters)
-            }
-        } else {
-            frame = message.frame
+        guard message.payload.count >= Int(compressFrom), let d = ws!.deflate else {
+            // The common case, once per receiver of a push: the shared frame goes in as it is
+            // (handed straight over: a local copy would cost reference counting per receiver).
+            return enqueue(message.frame, bounded: true, message: true)
         }
-        enqueue(frame, bounded: true, message: true)
+        if let own = contextDeflater(d) {
+            enqueue(own.compress(message.payload).withUnsafeBytes { FrameEncoder.sharedFrame(opcode: message.kind.opcode, payload: $0, rsv1: true) },
+                    bounded: true, message: true)
+        } else {
+            enqueue(message.compressedFrame(windowBits: d.serverMaxWindowBits, pool: loop.shared.deflaters), bounded: true, message: true)
+        }
     }
 
     /// Sends a message to this connection only. Loop thread only.
@@ -385,7 +390,7 @@ public final class WebSocketConnection {
         guard phase == .webSocket, !closeQueued else { return }
         let mask = isClient ? ws!.nextMaskKey() : nil
         var frame: SharedBytes
-        if let d = ws!.deflate, payload.count >= Int(minimumCompressed), !(isClient && (d.clientMaxWindowBits ?? 15) < 9) {
+        if payload.count >= Int(compressFrom), let d = ws!.deflate, !(isClient && (d.clientMaxWindowBits ?? 15) < 9) {
             let body: [UInt8]
             if let own = contextDeflater(d) {
                 body = own.compress(payload)

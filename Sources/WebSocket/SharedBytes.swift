@@ -4,12 +4,15 @@
 public struct SharedBytes: @unchecked Sendable {
     final class Storage: ManagedBuffer<Int, UInt8> {}
     private let storage: Storage
+    /// Kept beside the reference, not read from the buffer's header: a class property read costs
+    /// a runtime exclusivity check, and queues read every chunk's count.
+    public let count: Int
 
     /// Allocates `count` bytes and lets `fill` write them exactly once.
     public static func create(count: Int, fill: (UnsafeMutableRawBufferPointer) -> Void) -> SharedBytes {
         let storage = Storage.create(minimumCapacity: max(count, 1)) { _ in count } as! Storage
         storage.withUnsafeMutablePointerToElements { p in fill(UnsafeMutableRawBufferPointer(start: p, count: count)) }
-        return SharedBytes(storage: storage)
+        return SharedBytes(storage: storage, count: count)
     }
 
     /// Copies `bytes`.
@@ -19,13 +22,11 @@ public struct SharedBytes: @unchecked Sendable {
 
     public static func copy(_ bytes: [UInt8]) -> SharedBytes { bytes.withUnsafeBytes { copy($0) } }
 
-    public var count: Int { storage.header }
-
     /// The bytes' address: valid while any copy of this value is alive.
     public var baseAddress: UnsafeRawPointer { storage.withUnsafeMutablePointerToElements { UnsafeRawPointer($0) } }
 
     public func withBytes<T>(_ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
-        try storage.withUnsafeMutablePointerToElements { try body(UnsafeRawBufferPointer(start: $0, count: storage.header)) }
+        try storage.withUnsafeMutablePointerToElements { try body(UnsafeRawBufferPointer(start: $0, count: count)) }
     }
 
     /// The bytes as an array (a copy).

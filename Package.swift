@@ -124,6 +124,7 @@ let package = Package(
         .testTarget(name: "VenueServiceTests", dependencies: ["VenueService", "Venues", "DomainSeam", "Realtime", "Storage", "WebSocket"]),
         .testTarget(name: "LoadHarnessTests", dependencies: ["LoadHarness", "Realtime"]),
         .testTarget(name: "RealtimeTests", dependencies: ["Realtime", "WebSocket"]),
+        .testTarget(name: "AccountsTests", dependencies: ["Accounts", "Storage", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "HubbubClient", "WebSocket", "HubbubTestSupport"]),
         .testTarget(name: "HubbubServerTests", dependencies: ["HubbubServer", "HubbubClient", "Transport", "WebSocket", "Realtime",

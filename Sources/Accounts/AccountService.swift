@@ -26,7 +26,12 @@ public actor AccountService {
     private let tokens: Tokens
     private let passwords: Passwords
     private let configuration: Configuration
-    private var revoked: Set<String> = []
+    /// Log-outs of tokens that have not expired yet: token id → when the token expires. An expired
+    /// token is refused before this is looked at, so expired entries are dropped (in memory and
+    /// on disk) whenever the map has doubled since the last time: memory follows the log-outs of
+    /// one token lifetime, not of all time.
+    private var revoked: [String: Double] = [:]
+    private var pruneAt = 1024
 
     public init(store: Store, secret: [UInt8], configuration: Configuration) throws {
         self.store = store
@@ -34,10 +39,16 @@ public actor AccountService {
         tokens = Tokens(secret: secret, lifetimeSeconds: configuration.tokenLifetimeSeconds)
         passwords = Passwords(iterations: configuration.pbkdf2Iterations)
         let now = Date().timeIntervalSince1970
-        revoked = Set(try store.readNow { db in
-            try String.fetchAll(db, sql: "SELECT token_id FROM revoked_token WHERE expires_at > ?", arguments: [now])
-        })
+        let rows = try store.readNow { db in
+            try Row.fetchAll(db, sql: "SELECT token_id, expires_at FROM revoked_token WHERE expires_at > ?", arguments: [now])
+                .map { ($0["token_id"] as String, $0["expires_at"] as Double) }
+        }
+        revoked = Dictionary(rows, uniquingKeysWith: max)
+        pruneAt = max(1024, revoked.count * 2)
     }
+
+    /// Revoked tokens remembered (tests and metrics).
+    public var revokedCount: Int { revoked.count }
 
     // MARK: Sign-up and log-in
 
@@ -109,18 +120,25 @@ public actor AccountService {
         case .failure(.expired): throw .unauthorized("token expired")
         case .failure: throw .unauthorized("invalid token")
         }
-        guard !revoked.contains(claims.id) else { throw .unauthorized("token was revoked (logged out)") }
+        guard revoked[claims.id] == nil else { throw .unauthorized("token was revoked (logged out)") }
         guard let user = try await user(claims.user) else { throw .unauthorized("account no longer exists") }
         return (user, claims)
     }
 
     /// Revokes a token (log-out).
     public func logout(_ claims: Tokens.Claims) async throws(ProtocolError) {
-        revoked.insert(claims.id)
+        revoked[claims.id] = claims.expires
+        let now = Date().timeIntervalSince1970
+        let prune = revoked.count >= pruneAt
+        if prune {
+            revoked = revoked.filter { $0.value > now }
+            pruneAt = max(1024, revoked.count * 2)
+        }
         do {
             try await store.write { db in
                 try db.execute(sql: "INSERT OR REPLACE INTO revoked_token (token_id, expires_at) VALUES (?, ?)",
                                arguments: [claims.id, claims.expires])
+                if prune { try db.execute(sql: "DELETE FROM revoked_token WHERE expires_at <= ?", arguments: [now]) }
             }
         } catch {
             throw ProtocolError(.unavailable, "could not record the log-out")

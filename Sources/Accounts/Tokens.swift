@@ -16,6 +16,12 @@ public struct Tokens: Sendable {
         public var user: String
         public var expires: Double
         public var id: String
+
+        public init(user: String, expires: Double, id: String) {
+            self.user = user
+            self.expires = expires
+            self.id = id
+        }
     }
 
     public func issue(user: String, now: Double) -> (token: String, claims: Claims) {

@@ -63,7 +63,7 @@ public final class TransportMetrics: Sendable {
     public var openWebSockets: Int { open.load(ordering: .relaxed) }
 
     func handshakeFailed(_ reason: String) { counter("hubbub_handshake_failures_total", "reason", reason).increment() }
-    func closed(_ code: CloseCode) { counter("hubbub_closes_total", "code", String(code.rawValue)).increment() }
+    func closed(_ code: CloseCode) { counter("hubbub_closes_total", "code", code.label).increment() }
     func tlsHandshake(_ result: String) { counter("hubbub_tls_handshakes_total", "result", result).increment() }
 
     /// Labelled counters, made once per label value (labels come from small fixed sets).

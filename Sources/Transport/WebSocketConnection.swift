@@ -321,6 +321,8 @@ public final class WebSocketConnection {
                 respondAndClose(HTTPResponse.error(e))
             case .success(let accepted):
                 enqueue(SharedBytes.copy(accepted.response), bounded: false, countFrame: false)
+                // A TLS write failure closes the connection inside enqueue: no WebSocket, no handler.
+                guard phase != .closed else { return }
                 subprotocol = accepted.subprotocol
                 startWebSocket(deflate: accepted.deflate, configuration: endpoint.webSocket ?? loop.configuration.webSocket,
                                minimumCompressed: endpoint.policy.deflate.minimumSize)

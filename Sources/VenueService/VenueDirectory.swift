@@ -26,7 +26,11 @@ public final class VenueDirectory: Sendable {
     private struct Live {
         var actors: [String: VenueActor] = [:]
         /// The last actor retired per venue, while no newer one was made: only it may come back.
-        var retired: [String: ObjectIdentifier] = [:]
+        /// Held weakly: once no caller holds it, it cannot come back, and the sweep drops the entry.
+        var retired: [String: Retired] = [:]
+    }
+    private struct Retired {
+        weak var actor: VenueActor?
     }
     private let live = Mutex(Live())
 
@@ -209,6 +213,9 @@ public final class VenueDirectory: Sendable {
         }
     }
 
+    /// Retired actors that could still come back (a caller holds them), for tests and metrics.
+    public var retiredCount: Int { live.withLock { $0.retired.count } }
+
     /// The venue's actor if it is live (closing connections use this: no actor is made for them).
     public func liveActor(_ id: String) -> VenueActor? { live.withLock { $0.actors[id] } }
 
@@ -226,7 +233,7 @@ public final class VenueDirectory: Sendable {
     func revive(_ actor: VenueActor, id: String) -> Revival {
         live.withLock { live in
             if let current = live.actors[id] { return current === actor ? .revived : .replacedBy(current) }
-            guard live.retired[id] == ObjectIdentifier(actor) else { return .stale }
+            guard live.retired[id]?.actor === actor else { return .stale }
             live.retired[id] = nil
             live.actors[id] = actor
             return .revived
@@ -238,7 +245,7 @@ public final class VenueDirectory: Sendable {
     func evict(_ actor: VenueActor, id: String) {
         live.withLock { live in
             if live.actors[id] === actor { live.actors[id] = nil }
-            if live.retired[id] == ObjectIdentifier(actor) { live.retired[id] = nil }
+            if live.retired[id]?.actor === actor { live.retired[id] = nil }
         }
     }
 
@@ -249,10 +256,11 @@ public final class VenueDirectory: Sendable {
             live.withLock { live in
                 if live.actors[id] === a {
                     live.actors[id] = nil
-                    live.retired[id] = ObjectIdentifier(a)
+                    live.retired[id] = Retired(actor: a)
                 }
             }
         }
+        live.withLock { live in live.retired = live.retired.filter { $0.value.actor != nil } }
     }
 
     // MARK: Storage helpers

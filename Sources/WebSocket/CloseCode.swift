@@ -33,4 +33,20 @@ public struct CloseCode: RawRepresentable, Hashable, Sendable, CustomStringConve
     }
 
     public var description: String { String(rawValue) }
+
+    /// The codes RFC 6455 and Hubbub give a meaning to.
+    public static let named: Set<CloseCode> = [.normal, .goingAway, .protocolError, .unsupportedData, .noStatus, .abnormal,
+                                                .invalidPayload, .policyViolation, .messageTooBig, .mandatoryExtension,
+                                                .internalError, .slowConsumer, .tokenExpired, .abuse]
+
+    /// A metric label for this code: the code itself when it is named, else its range, so a peer
+    /// choosing codes cannot create series without bound.
+    public var label: String {
+        if Self.named.contains(self) { return description }
+        switch rawValue {
+        case 3000...3999: return "3xxx"
+        case 4000...4999: return "4xxx"
+        default: return "other"
+        }
+    }
 }

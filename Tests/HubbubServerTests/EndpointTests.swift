@@ -1,5 +1,6 @@
 import HubbubClient
 import HubbubTestSupport
+import WebSocket
 import XCTest
 
 /// The server's HTTP and WebSocket endpoints as configured.
@@ -23,6 +24,10 @@ final class EndpointTests: XCTestCase {
         _ = try await ws.receive()
         ws.close()
         _ = await ws.waitForClose()
+        // A peer's own code counts under its range, not as a series of its own.
+        let odd = try await WebSocketClient.connect(to: server.url + "/echo")
+        odd.close(code: CloseCode(4321), reason: "mine")
+        _ = await odd.waitForClose()
         try await Task.sleep(nanoseconds: 600_000_000) // counters are published on the loops' tick
 
         let after = try metrics(server)
@@ -30,7 +35,9 @@ final class EndpointTests: XCTestCase {
         XCTAssertEqual(delta("hubbub_handshake_failures_total{reason=\"version\"}"), 1)
         XCTAssertEqual(delta("hubbub_closes_total{code=\"1002\"}"), 1)
         XCTAssertEqual(delta("hubbub_closes_total{code=\"1000\"}"), 1)
-        XCTAssertEqual(delta("hubbub_handshakes_total"), 2)
+        XCTAssertEqual(delta("hubbub_closes_total{code=\"4xxx\"}"), 1)
+        XCTAssertNil(after["hubbub_closes_total{code=\"4321\"}"])
+        XCTAssertEqual(delta("hubbub_handshakes_total"), 3)
         for name in ["hubbub_frames_in_total", "hubbub_frames_out_total", "hubbub_bytes_in_total", "hubbub_bytes_out_total",
                      "hubbub_messages_in_total", "hubbub_messages_out_total"] {
             XCTAssertGreaterThan(delta(name), 0, "\(name) should have counted the traffic")

@@ -59,6 +59,20 @@ final class RetirementRaceTests: XCTestCase {
         XCTAssertEqual(try movedPushes(h, watcher), 1, "the vote reached the subscriber")
     }
 
+    /// The directory remembers a retired actor only while someone could still bring it back.
+    func testRetiredActorsNobodyHoldsAreForgotten() async throws {
+        let h = try DomainHarness()
+        let (id, _) = try await venueWithPlaylist(h)
+        do {
+            let held = try await h.domain.directory.actor(for: id)
+            await h.domain.directory.sweep(now: Date().timeIntervalSince1970 + 3600)
+            XCTAssertEqual(h.domain.directory.retiredCount, 1, "a caller still holds the retired actor")
+            withExtendedLifetime(held) {}
+        }
+        await h.domain.directory.sweep(now: Date().timeIntervalSince1970 + 3600)
+        XCTAssertEqual(h.domain.directory.retiredCount, 0, "nobody can bring it back: its entry is gone")
+    }
+
     /// Every retired actor, revived or not, holds the state the store holds: a vote made through
     /// the successor is in the snapshot a late subscriber of the old actor gets.
     func testLateSubscriberSeesTheSuccessorsState() async throws {

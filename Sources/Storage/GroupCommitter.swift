@@ -3,7 +3,8 @@ import GRDB
 import Logging
 
 /// One writer thread that commits queued changes in batches: whatever arrived while the last
-/// transaction was committing goes into the next one. Completions run only after the commit.
+/// transaction was committing goes into the next one. Completions run only after the commit;
+/// a refused change (stopping, or a full queue) is told at once, on the submitting thread.
 final class GroupCommitter: @unchecked Sendable {
     /// A change: runs inside the batch transaction and returns what to do once it is durable.
     typealias Job = (Database) -> (() -> Void)
@@ -33,14 +34,16 @@ final class GroupCommitter: @unchecked Sendable {
         t.start()
     }
 
-    func submit(_ job: @escaping Job, failed: @escaping (Error) -> Void) {
+    /// Queues `job`. Refused (`failed` runs at once, on the caller's thread) when the committer is
+    /// stopping, and, if `admit` is set, when `maxPending` changes already wait.
+    func submit(admit: Bool, _ job: @escaping Job, failed: @escaping (Error) -> Void) {
         condition.lock()
         if stopped || stopping {
             condition.unlock()
             failed(StoreError.closed)
             return
         }
-        if queue.count >= maxPending {
+        if admit && queue.count >= maxPending {
             condition.unlock()
             failed(StoreError.overloaded)
             return
@@ -48,6 +51,13 @@ final class GroupCommitter: @unchecked Sendable {
         queue.append(Pending(job: job, failed: failed))
         condition.signal()
         condition.unlock()
+    }
+
+    /// Whether fewer than `maxPending` changes wait (a hint: others may submit right after).
+    var hasRoom: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return queue.count < maxPending
     }
 
     var stats: (transactions: Int, changes: Int) {

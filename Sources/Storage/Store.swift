@@ -17,8 +17,9 @@ public final class Store: Sendable {
         public var maxBatch: Int = 1000
         /// Readers that may run at once.
         public var maxReaders: Int = 4
-        /// Most changes waiting for the writer; beyond it a change is refused at once
-        /// (`StoreError.overloaded`) instead of queueing memory without bound behind a slow disk.
+        /// Most changes waiting for the writer: beyond it `write` refuses at once
+        /// (`StoreError.overloaded`) and `acceptsWrites` is false, instead of memory queueing
+        /// without bound behind a slow disk.
         public var maxPendingWrites: Int = 100_000
         /// SQLite's page cache per connection (the writer and each reader), in KiB.
         public var cacheKiB: Int = 2048
@@ -55,7 +56,7 @@ public final class Store: Sendable {
     /// durable. A change that throws is rolled back alone (its savepoint); the others commit.
     public func write<T: Sendable>(_ change: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            committer.submit { db in
+            committer.submit(admit: true) { db in
                 do {
                     let value = try db.inSavepointReturning(change)
                     return { continuation.resume(returning: value) }
@@ -68,14 +69,21 @@ public final class Store: Sendable {
         }
     }
 
+    /// Whether the write queue has room (`maxPendingWrites`). A caller that changes its memory
+    /// before it hands the change to `submit` asks this first and refuses while it is false: a
+    /// change already applied must not be refused by the store. (Several callers may pass the check
+    /// together, so the queue can exceed the bound by about the number of threads submitting.)
+    public var acceptsWrites: Bool { committer.hasRoom }
+
     /// Queues `change` for the next group transaction without waiting: `completion` runs on the
     /// store's writer thread once that transaction is durable (or failed, or this change threw,
-    /// in which case only its savepoint was rolled back). Changes submitted one after another are
-    /// applied in that order. For actors that must not suspend (and be re-entered) while a
-    /// change they already applied in memory becomes durable.
+    /// in which case only its savepoint was rolled back), or at once on this thread if the store
+    /// is closed. Changes submitted one after another are applied in that order. For actors that
+    /// must not suspend (and be re-entered) while a change they already applied in memory becomes
+    /// durable; they check `acceptsWrites` before applying it.
     public func submit(_ change: @escaping @Sendable (Database) throws -> Void,
                        completion: @escaping @Sendable (Result<Void, Error>) -> Void) {
-        committer.submit { db in
+        committer.submit(admit: false) { db in
             do {
                 try db.inSavepointReturning(change)
                 return { completion(.success(())) }

@@ -74,13 +74,8 @@ extension EventLoop {
         return loop
     }
 
-    /// Stops a client loop (its thread ends after the current iteration).
-    public func shutdownClientLoop() {
-        execute { loop in
-            for case let c? in loop.connections { c.closeNow(code: .goingAway, reason: "client loop stopped") }
-        }
-        stop()
-    }
+    /// Stops a client loop: its thread ends after the tasks already queued, closing what is open.
+    public func shutdownClientLoop() { stop() }
 }
 
 extension EventLoop {

@@ -25,7 +25,6 @@ public final class EventLoop: @unchecked Sendable {
     @exclusivity(unchecked) var connections: [WebSocketConnection?] = []
     private var listeners: [Int32: Bool] = [:] // fd -> TLS
     private var pausedListeners: [Int32] = []
-    /// Connections with bytes queued since the last flush.
     /// Descriptors of connections with bytes queued since the last flush (descriptors, not
     /// references: marking a connection costs no reference counting; a closed one is skipped).
     @exclusivity(unchecked) var dirty: [Int32] = []
@@ -181,6 +180,12 @@ public final class EventLoop: @unchecked Sendable {
             }
             flushDirty()
         }
+        // However the loop stopped (a bare `stop()`, or a task that opened a connection after a
+        // shutdown began), nothing may stay open: each connection holds its loop, and would keep
+        // it, its buffers and its descriptors alive for good.
+        closeListeners()
+        for case let c? in connections { c.closeNow(code: .goingAway, reason: "loop stopped") }
+        dirty.removeAll()
     }
 
     @inline(__always) func connection(_ fd: Int32) -> WebSocketConnection? {
@@ -194,7 +199,7 @@ public final class EventLoop: @unchecked Sendable {
 
     /// The open connection `id` names, if it is still the same one (loop thread only).
     public func connection(for id: ConnectionID) -> WebSocketConnection? {
-        guard let c = connection(id.slot), c.generation == id.generation else { return nil }
+        guard Int(id.loop) == index, let c = connection(id.slot), c.generation == id.generation else { return nil }
         return c
     }
 
@@ -366,7 +371,7 @@ public final class EventLoop: @unchecked Sendable {
         }
     }
 
-    /// Ends the loop at once (tests and clients).
+    /// Ends the loop after the tasks already queued; what is still open is then closed (1001).
     func stop() { execute { $0.running = false } }
 }
 

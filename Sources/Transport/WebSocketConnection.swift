@@ -564,8 +564,8 @@ public final class WebSocketConnection {
     }
 }
 
-/// Everything a client connection needs before its handshake completes (a class, so a server
-/// connection pays one pointer for it, not the whole record).
+/// Everything a client connection needs before its handshake completes (kept in the connection's
+/// `Extras` until then).
 final class ClientSetup {
     var hostHeader: String
     var path: String

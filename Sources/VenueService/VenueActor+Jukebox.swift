@@ -111,10 +111,13 @@ extension VenueActor {
 
     // MARK: Applying
 
-    /// Applies a change in memory and pushes what it did; a refused change changes nothing.
+    /// Applies a change in memory and pushes what it did; a refused change changes nothing. The
+    /// caller hands the change's rows to `commit` in the same step.
     @discardableResult
     func apply(cause: Cause?, _ change: (inout Jukebox) throws -> JukeboxChange) throws(ProtocolError) -> JukeboxChange {
         if try takeOver() != nil { throw ProtocolError(.unavailable, "the venue is reloading; try again") }
+        // Refused before anything changes: once applied and pushed, the store must take it.
+        guard store.acceptsWrites else { throw ProtocolError(.unavailable, "too many changes are waiting to be written; try again") }
         let result: JukeboxChange
         do {
             result = try change(&jukebox)

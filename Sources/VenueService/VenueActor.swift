@@ -13,7 +13,7 @@ import WebSocket
 public actor VenueActor: RoomHost {
     private(set) var venue: VenueRecord
     let directory: VenueDirectory
-    private let store: Store
+    let store: Store
     let sink: any PushSink
     private var room: Room
     private var lastActivity = Date().timeIntervalSince1970

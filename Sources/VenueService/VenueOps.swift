@@ -57,7 +57,7 @@ extension VenuesDomain {
                 .reply(try await venues.actor(for: c.args.venue).voters(of: c.args.track))
             },
             .user("venue.playlist.get", .read, VenueArgs.self) { c throws(ProtocolError) in
-                .reply(["playlist": await try venues.actor(for: c.args.venue).playlistJSON])
+                .reply(["playlist": try await venues.actor(for: c.args.venue).playlistJSON])
             },
             .user("user.votes", .read, UserArgument.self) { c throws(ProtocolError) in
                 .reply(["votes": .array(try await venues.trackActions(of: c.args.user ?? c.user, .vote))])

@@ -91,7 +91,8 @@ public struct WebSocketStateMachine {
     /// Frames parsed so far (for metrics; the transport reads and resets it).
     public var framesReceived: UInt32 = 0
 
-    /// A message in the middle of reassembly (out of line: most connections never fragment).
+    /// A message in the middle of reassembly (out of line: most connections never fragment). A
+    /// reference: a copy of the machine made mid-message shares it, so drive one copy only.
     final class Assembly {
         let kind: MessageKind
         let compressed: Bool

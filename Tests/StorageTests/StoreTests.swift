@@ -1,7 +1,6 @@
 import Foundation
 import GRDB
 import Storage
-import Synchronization
 import XCTest
 
 final class StoreTests: XCTestCase {
@@ -60,20 +59,17 @@ final class StoreTests: XCTestCase {
         XCTAssertEqual(names.contains("other"), names.count == 3)
     }
 
-    /// Behind a stalled disk the queue stops growing at `maxPendingWrites`: the change beyond it is
-    /// refused at once with `overloaded`, and the queued ones still commit once the writer moves.
-    func testAFullWriteQueueRefusesInsteadOfGrowing() async throws {
+    /// Behind a stalled disk the queue stops growing at `maxPendingWrites`: `write` is refused at
+    /// once with `overloaded` and `acceptsWrites` turns false; a change already applied elsewhere
+    /// (`submit`) is still taken, and everything queued commits once the writer moves.
+    func testAFullWriteQueueRefusesNewWritesInsteadOfGrowing() async throws {
         let store = try makeStore(tempDir(), maxPendingWrites: 2)
         defer { store.close() }
         let started = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
-        let outcomes = Mutex<[String: Result<Void, Error>]>([:])
         let done = DispatchGroup()
         func submit(_ name: String, _ change: @escaping @Sendable (Database) throws -> Void) {
             done.enter()
-            store.submit(change) { result in
-                outcomes.withLock { $0[name] = result }
-                done.leave()
-            }
+            store.submit(change) { _ in done.leave() }
         }
         // The writer takes this one and stalls inside its transaction, as on a hung disk.
         submit("stall") { db in
@@ -82,18 +78,23 @@ final class StoreTests: XCTestCase {
             try db.execute(sql: "INSERT INTO item (name) VALUES ('stall')")
         }
         started.wait()
-        for name in ["a", "b", "c"] {
+        XCTAssertTrue(store.acceptsWrites)
+        for name in ["a", "b"] {
             submit(name) { db in try db.execute(sql: "INSERT INTO item (name) VALUES (?)", arguments: [name]) }
         }
-        let refusal: StoreError? = outcomes.withLock { o in
-            guard case .failure(let e)? = o["c"] else { return nil }
-            return e as? StoreError
+        XCTAssertFalse(store.acceptsWrites, "two changes wait: the queue is full")
+        do {
+            try await store.write { db in try db.execute(sql: "INSERT INTO item (name) VALUES ('refused')") }
+            XCTFail("a write behind a full queue must be refused")
+        } catch let e as StoreError {
+            XCTAssertEqual(e, .overloaded)
         }
-        XCTAssertEqual(refusal, StoreError.overloaded, "the third waiting change is refused at once")
+        submit("applied") { db in try db.execute(sql: "INSERT INTO item (name) VALUES ('applied')") }
         release.signal()
         done.wait()
         let committed = try await store.read { db in try String.fetchAll(db, sql: "SELECT name FROM item ORDER BY name") }
-        XCTAssertEqual(committed, ["a", "b", "stall"])
+        XCTAssertEqual(committed, ["a", "applied", "b", "stall"])
+        XCTAssertTrue(store.acceptsWrites)
     }
 
     func testWritesAfterCloseFailClearly() async throws {

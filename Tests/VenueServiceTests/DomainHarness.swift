@@ -40,11 +40,13 @@ final class DomainHarness: @unchecked Sendable {
     private let nextID = Atomic<Int>(1)
     private let nextSlot = Atomic<Int32>(1)
 
-    init() throws {
+    init(maxPendingWrites: Int = Store.Configuration(directory: "").maxPendingWrites) throws {
         let dir = NSTemporaryDirectory() + "hubbub-domain-\(UUID().uuidString)"
         var migrator = DatabaseMigrator()
         VenuesDomain.migrations(&migrator)
-        store = try Store(configuration: .init(directory: dir), migrations: migrator)
+        var storage = Store.Configuration(directory: dir)
+        storage.maxPendingWrites = maxPendingWrites
+        store = try Store(configuration: storage, migrations: migrator)
         domain = VenuesDomain(context: DomainContext(store: store, sink: sink, settings: SettingValues(), roomHistory: .init(),
                                                      capabilities: Capabilities(), logger: Logger(label: "test"), dataDirectory: dir))
     }

@@ -18,6 +18,15 @@ final class RetirementRaceTests: XCTestCase {
         return (venue.stringValue!, owner)
     }
 
+    /// A venue whose actor a caller fetched just before the sweeper retired it.
+    private func heldThenRetired() async throws -> (h: DomainHarness, id: String, owner: ConnectionID, held: VenueActor) {
+        let h = try DomainHarness()
+        let (id, owner) = try await venueWithPlaylist(h)
+        let held = try await h.domain.directory.actor(for: id)
+        await h.domain.directory.sweep(now: Date().timeIntervalSince1970 + 3600)
+        return (h, id, owner, held)
+    }
+
     private func movedPushes(_ h: DomainHarness, _ member: ConnectionID) throws -> Int {
         try h.pushes(member).filter { $0.json["event"]?.stringValue == "track.moved" }.count
     }
@@ -26,10 +35,7 @@ final class RetirementRaceTests: XCTestCase {
     /// comes back as the venue's live actor, so the next vote (which looks the venue up afresh)
     /// reaches the subscriber.
     func testSubscribeThroughARetiredActorRevivesIt() async throws {
-        let h = try DomainHarness()
-        let (id, owner) = try await venueWithPlaylist(h)
-        let held = try await h.domain.directory.actor(for: id)
-        await h.domain.directory.sweep(now: Date().timeIntervalSince1970 + 3600)
+        let (h, id, owner, held) = try await heldThenRetired()
         XCTAssertNil(h.domain.directory.liveActor(id), "the idle venue was retired")
 
         let watcher = h.connection()
@@ -43,10 +49,7 @@ final class RetirementRaceTests: XCTestCase {
     /// A vote loaded a new actor while the subscriber still held the retired one: the subscriber
     /// is sent to the new actor, not left in a room nobody pushes to.
     func testSubscribeThroughAReplacedActorJoinsTheNewOne() async throws {
-        let h = try DomainHarness()
-        let (id, owner) = try await venueWithPlaylist(h)
-        let held = try await h.domain.directory.actor(for: id)
-        await h.domain.directory.sweep(now: Date().timeIntervalSince1970 + 3600)
+        let (h, id, owner, held) = try await heldThenRetired()
         try await h.call("venue.vote", ["venue": .string(id), "track": "t2"], user: "guest", member: owner)
         let successor = try XCTUnwrap(h.domain.directory.liveActor(id))
         XCTAssertFalse(successor === held, "the vote loaded the venue afresh")
@@ -76,10 +79,7 @@ final class RetirementRaceTests: XCTestCase {
     /// Every retired actor, revived or not, holds the state the store holds: a vote made through
     /// the successor is in the snapshot a late subscriber of the old actor gets.
     func testLateSubscriberSeesTheSuccessorsState() async throws {
-        let h = try DomainHarness()
-        let (id, owner) = try await venueWithPlaylist(h)
-        let held = try await h.domain.directory.actor(for: id)
-        await h.domain.directory.sweep(now: Date().timeIntervalSince1970 + 3600)
+        let (h, id, owner, held) = try await heldThenRetired()
         try await h.call("venue.vote", ["venue": .string(id), "track": "t2"], user: "guest", member: owner)
 
         let watcher = h.connection()

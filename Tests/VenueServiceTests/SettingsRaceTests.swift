@@ -4,7 +4,9 @@ import XCTest
 
 /// Owners changing different settings at the same moment all keep their change: the venue reads
 /// and writes its settings in one step, after the ownership check (which waits for the store),
-/// not before it.
+/// not before it. The interleaving is not forced, but every patch suspends at that check while the
+/// others arrive: with the old order (settings read before the check) the first round already
+/// loses changes.
 final class SettingsRaceTests: XCTestCase {
     func testConcurrentPatchesOfDifferentSettingsAllStay() async throws {
         let h = try DomainHarness()

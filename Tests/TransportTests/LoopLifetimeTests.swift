@@ -1,0 +1,60 @@
+import Logging
+import Transport
+import WebSocket
+import XCTest
+
+/// A connection holds its loop strongly (so a push needs no reference counting for it), and the
+/// loop holds its open connections. However a loop stops, it closes what is still open and is
+/// freed with it: no loop, buffers or descriptors outlive a stopped server or client loop.
+final class LoopLifetimeTests: XCTestCase {
+    final class Echo: ServerApplication {
+        func route(_ head: HTTPHead, secure: Bool) -> Route {
+            .webSocket(WebSocketEndpoint(policy: .init()) { _ in Handler() })
+        }
+    }
+
+    final class Handler: WebSocketHandler {
+        func onMessage(_ message: Message, connection: WebSocketConnection) { connection.send(message) }
+    }
+
+    final class Closed: WebSocketHandler, @unchecked Sendable {
+        let onClose: XCTestExpectation
+        init(_ e: XCTestExpectation) { onClose = e }
+        func onMessage(_ message: Message, connection: WebSocketConnection) {}
+        func onClose(code: CloseCode, reason: String, connection: WebSocketConnection) { onClose.fulfill() }
+    }
+
+    func testLoopsStoppedWithConnectionsOpenAreFreed() async throws {
+        weak var serverLoop: EventLoop?
+        weak var clientLoop: EventLoop?
+        let clientClosed = expectation(description: "the client connection is closed when its loop stops")
+        do {
+            var config = TransportConfiguration()
+            config.host = "127.0.0.1"
+            config.port = 0
+            config.eventLoops = 1
+            let server = try Server(configuration: config, application: Echo(), logger: Logger(label: "test"))
+            server.start()
+            let client = try EventLoop.makeClientLoop()
+            serverLoop = server.eventLoops[0]
+            clientLoop = client
+            let handler = Closed(clientClosed)
+            let opened: Bool = try await withCheckedThrowingContinuation { done in
+                client.connect(ClientOptions(host: "127.0.0.1", port: server.port), makeHandler: { _ in handler }) { result in
+                    switch result {
+                    case .success: done.resume(returning: true)
+                    case .failure(let e): done.resume(throwing: e)
+                    }
+                }
+            }
+            XCTAssertTrue(opened)
+            // The client loop stops with its connection open; the server then shuts down.
+            client.shutdownClientLoop()
+            await fulfillment(of: [clientClosed], timeout: 5)
+            server.shutdown()
+        }
+        for _ in 0..<250 where serverLoop != nil || clientLoop != nil { try await Task.sleep(for: .milliseconds(20)) }
+        XCTAssertNil(clientLoop, "the client loop outlived its stop")
+        XCTAssertNil(serverLoop, "the server loop outlived its shutdown")
+    }
+}

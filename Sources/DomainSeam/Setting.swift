@@ -5,22 +5,33 @@
 public struct Setting<Value: SettingValue>: AnySetting {
     public let key: String
     public let defaultValue: Value
-    public let range: ClosedRange<Value>?
     public let help: String
+    /// Why a value is out of range (nil: in range); nil when any value of the type will do.
+    private let outOfRange: (@Sendable (Value) -> String?)?
 
-    public init(_ key: String, default defaultValue: Value, range: ClosedRange<Value>? = nil, help: String) {
+    /// A setting that takes any value of its type (strings, flags).
+    public init(_ key: String, default defaultValue: Value, help: String) {
         self.key = key
         self.defaultValue = defaultValue
-        self.range = range
         self.help = help
+        outOfRange = nil
     }
 
     public var defaultSetting: SettingValueBox { defaultValue.boxed }
 
     public func check(_ value: SettingValueBox) -> String? {
         guard let v = Value(value) else { return "must be \(Value.kindDescription)" }
-        if let range, !range.contains(v) { return "\(v) is outside \(range.lowerBound)...\(range.upperBound)" }
-        return nil
+        return outOfRange?(v)
+    }
+}
+
+extension Setting where Value: Comparable {
+    /// A setting whose values must lie in `range`.
+    public init(_ key: String, default defaultValue: Value, range: ClosedRange<Value>, help: String) {
+        self.key = key
+        self.defaultValue = defaultValue
+        self.help = help
+        outOfRange = { range.contains($0) ? nil : "\($0) is outside \(range.lowerBound)...\(range.upperBound)" }
     }
 }
 
@@ -51,7 +62,7 @@ public enum SettingValueBox: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// The types a setting may have.
-public protocol SettingValue: Sendable, Comparable {
+public protocol SettingValue: Sendable, Equatable {
     init?(_ box: SettingValueBox)
     var boxed: SettingValueBox { get }
     static var kindDescription: String { get }
@@ -76,7 +87,6 @@ extension Double: SettingValue {
 }
 
 extension Bool: SettingValue {
-    public static func < (a: Bool, b: Bool) -> Bool { !a && b }
     public init?(_ box: SettingValueBox) { if case .bool(let v) = box { self = v } else { return nil } }
     public var boxed: SettingValueBox { .bool(self) }
     public static var kindDescription: String { "true or false" }

@@ -33,7 +33,8 @@ struct TrackActionRow: Sendable {
     var at: Double
 }
 
-/// The SQL of a venue's jukebox (tables of `VenueSchema`'s `venues.v2`).
+/// The SQL of a venue's jukebox (tables of `VenueSchema`'s `venues.v2`). Statements are prepared once
+/// per connection (GRDB's statement cache): the writer runs the same few all night.
 enum JukeboxRows {
     /// Applies one change inside the group transaction.
     static func apply(_ write: JukeboxWrite, venue: String, _ db: Database) throws {
@@ -43,25 +44,25 @@ enum JukeboxRows {
             try counter(next, venue: venue, db)
             try insert(history, venue: venue, db)
         case .unvote(let uri, let user):
-            try db.execute(sql: "DELETE FROM venue_vote WHERE venue_id = ? AND uri = ? AND user_id = ?", arguments: [venue, uri, user])
+            try db.cachedStatement(sql: "DELETE FROM venue_vote WHERE venue_id = ? AND uri = ? AND user_id = ?").execute(arguments: [venue, uri, user])
         case .request(let q, let v, let next, let history):
             try insert(q, venue: venue, db)
             try insert(v, venue: venue, db)
             try counter(next, venue: venue, db)
             try insert(history, venue: venue, db)
         case .votesCleared:
-            try db.execute(sql: "DELETE FROM venue_vote WHERE venue_id = ?", arguments: [venue])
+            try db.cachedStatement(sql: "DELETE FROM venue_vote WHERE venue_id = ?").execute(arguments: [venue])
         case .settings(let s):
             try ensureRow(venue: venue, db)
-            try db.execute(sql: "UPDATE venue_jukebox SET settings = ? WHERE venue_id = ?", arguments: [s.json.encoded, venue])
+            try db.cachedStatement(sql: "UPDATE venue_jukebox SET settings = ? WHERE venue_id = ?").execute(arguments: [s.json.encoded, venue])
         case .nowPlaying(let uri):
-            try db.execute(sql: "UPDATE venue_jukebox SET now_playing = ? WHERE venue_id = ?", arguments: [uri, venue])
+            try db.cachedStatement(sql: "UPDATE venue_jukebox SET now_playing = ? WHERE venue_id = ?").execute(arguments: [uri, venue])
         case .ended(let uri, let at, let nowPlaying, let forget):
-            try db.execute(sql: "DELETE FROM venue_queue WHERE venue_id = ? AND uri = ?", arguments: [venue, uri])
-            try db.execute(sql: "DELETE FROM venue_vote WHERE venue_id = ? AND uri = ?", arguments: [venue, uri])
-            try db.execute(sql: "INSERT OR REPLACE INTO venue_play (venue_id, uri, ended_at) VALUES (?, ?, ?)", arguments: [venue, uri, at])
-            try db.execute(sql: "DELETE FROM venue_play WHERE venue_id = ? AND ended_at < ?", arguments: [venue, forget])
-            try db.execute(sql: "UPDATE venue_jukebox SET now_playing = ? WHERE venue_id = ?", arguments: [nowPlaying, venue])
+            try db.cachedStatement(sql: "DELETE FROM venue_queue WHERE venue_id = ? AND uri = ?").execute(arguments: [venue, uri])
+            try db.cachedStatement(sql: "DELETE FROM venue_vote WHERE venue_id = ? AND uri = ?").execute(arguments: [venue, uri])
+            try db.cachedStatement(sql: "INSERT OR REPLACE INTO venue_play (venue_id, uri, ended_at) VALUES (?, ?, ?)").execute(arguments: [venue, uri, at])
+            try db.cachedStatement(sql: "DELETE FROM venue_play WHERE venue_id = ? AND ended_at < ?").execute(arguments: [venue, forget])
+            try db.cachedStatement(sql: "UPDATE venue_jukebox SET now_playing = ? WHERE venue_id = ?").execute(arguments: [nowPlaying, venue])
         case .whole(let r):
             try replaceAll(r, venue: venue, db)
         }
@@ -70,23 +71,23 @@ enum JukeboxRows {
     /// Writes a whole jukebox, replacing what was stored (also used to migrate the old JSON state).
     static func replaceAll(_ r: JukeboxRecord, venue: String, _ db: Database) throws {
         for table in ["venue_playlist_track", "venue_queue", "venue_vote", "venue_play"] {
-            try db.execute(sql: "DELETE FROM \(table) WHERE venue_id = ?", arguments: [venue])
+            try db.cachedStatement(sql: "DELETE FROM \(table) WHERE venue_id = ?").execute(arguments: [venue])
         }
-        try db.execute(sql: """
+        try db.cachedStatement(sql: """
             INSERT OR REPLACE INTO venue_jukebox (venue_id, settings, playlist_uri, playlist_creator, playlist_set_at, now_playing, next_seq)
             VALUES (?, ?, ?, ?, ?, ?, ?)
-            """, arguments: [venue, r.settings.json.encoded, r.playlist?.uri, r.playlist?.creator, r.playlist?.setAt,
+            """).execute(arguments: [venue, r.settings.json.encoded, r.playlist?.uri, r.playlist?.creator, r.playlist?.setAt,
                              r.playlist?.nowPlaying, r.playlist?.nextSeq ?? 1])
         for t in r.originalTracks {
-            try db.execute(sql: """
+            try db.cachedStatement(sql: """
                 INSERT INTO venue_playlist_track (venue_id, position, uri, title, artist, explicit, duration_ms, cover_url)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                """, arguments: [venue, t.position, t.uri, t.title, t.artist, t.explicit, t.durationMs, t.coverUrl])
+                """).execute(arguments: [venue, t.position, t.uri, t.title, t.artist, t.explicit, t.durationMs, t.coverUrl])
         }
         for q in r.queue { try insert(q, venue: venue, db) }
         for v in r.votes { try insert(v, venue: venue, db) }
         for p in r.plays {
-            try db.execute(sql: "INSERT OR REPLACE INTO venue_play (venue_id, uri, ended_at) VALUES (?, ?, ?)", arguments: [venue, p.uri, p.endedAt])
+            try db.cachedStatement(sql: "INSERT OR REPLACE INTO venue_play (venue_id, uri, ended_at) VALUES (?, ?, ?)").execute(arguments: [venue, p.uri, p.endedAt])
         }
     }
 
@@ -123,27 +124,27 @@ enum JukeboxRows {
     }
 
     private static func ensureRow(venue: String, _ db: Database) throws {
-        try db.execute(sql: "INSERT OR IGNORE INTO venue_jukebox (venue_id, settings, next_seq) VALUES (?, '{}', 1)", arguments: [venue])
+        try db.cachedStatement(sql: "INSERT OR IGNORE INTO venue_jukebox (venue_id, settings, next_seq) VALUES (?, '{}', 1)").execute(arguments: [venue])
     }
 
     private static func counter(_ next: Int64, venue: String, _ db: Database) throws {
-        try db.execute(sql: "UPDATE venue_jukebox SET next_seq = ? WHERE venue_id = ?", arguments: [next, venue])
+        try db.cachedStatement(sql: "UPDATE venue_jukebox SET next_seq = ? WHERE venue_id = ?").execute(arguments: [next, venue])
     }
 
     private static func insert(_ q: QueueRecord, venue: String, _ db: Database) throws {
-        try db.execute(sql: """
+        try db.cachedStatement(sql: """
             INSERT OR REPLACE INTO venue_queue (venue_id, uri, title, artist, explicit, duration_ms, cover_url, seq, requester, requested_at)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """, arguments: [venue, q.uri, q.title, q.artist, q.explicit, q.durationMs, q.coverUrl, q.seq, q.requester, q.requestedAt])
+            """).execute(arguments: [venue, q.uri, q.title, q.artist, q.explicit, q.durationMs, q.coverUrl, q.seq, q.requester, q.requestedAt])
     }
 
     private static func insert(_ v: VoteRecord, venue: String, _ db: Database) throws {
-        try db.execute(sql: "INSERT OR REPLACE INTO venue_vote (venue_id, uri, user_id, at, seq) VALUES (?, ?, ?, ?, ?)",
-                       arguments: [venue, v.uri, v.user, v.at, v.seq])
+        try db.cachedStatement(sql: "INSERT OR REPLACE INTO venue_vote (venue_id, uri, user_id, at, seq) VALUES (?, ?, ?, ?, ?)")
+            .execute(arguments: [venue, v.uri, v.user, v.at, v.seq])
     }
 
     private static func insert(_ a: TrackActionRow, venue: String, _ db: Database) throws {
-        try db.execute(sql: "INSERT INTO track_action (user_id, venue_id, kind, uri, title, artist, at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                       arguments: [a.user, venue, a.kind.rawValue, a.track.uri, a.track.title, a.track.artist, a.at])
+        try db.cachedStatement(sql: "INSERT INTO track_action (user_id, venue_id, kind, uri, title, artist, at) VALUES (?, ?, ?, ?, ?, ?, ?)")
+            .execute(arguments: [a.user, venue, a.kind.rawValue, a.track.uri, a.track.title, a.track.artist, a.at])
     }
 }

@@ -120,11 +120,14 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
     case closed
     /// `maxPendingWrites` changes already wait for the disk: this one was refused, not queued.
     case overloaded
+    /// The database file could not be created (at this path).
+    case cannotCreate(String)
 
     public var description: String {
         switch self {
         case .closed: return "the store is closed"
         case .overloaded: return "too many changes are waiting to be written"
+        case .cannotCreate(let path): return "cannot create the database file \(path)"
         }
     }
 }

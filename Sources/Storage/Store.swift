@@ -34,7 +34,8 @@ public final class Store: Sendable {
 
     /// Opens (creating if needed) the database and brings its schema up to date.
     public init(configuration: Configuration, migrations: DatabaseMigrator, logger: Logger = Logger(label: "hubbub.store")) throws {
-        try FileManager.default.createDirectory(atPath: configuration.directory, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: configuration.directory, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
         var config = GRDB.Configuration()
         config.maximumReaderCount = configuration.maxReaders
         config.prepareDatabase { db in
@@ -45,11 +46,27 @@ public final class Store: Sendable {
             try db.execute(sql: "PRAGMA cache_size = -\(max(64, configuration.cacheKiB))")
         }
         let path = (configuration.directory as NSString).appendingPathComponent("hubbub.sqlite")
+        try Store.restrictToOwner(path)
         pool = try DatabasePool(path: path, configuration: config)
         try migrations.migrate(pool)
         committer = GroupCommitter(pool: pool, maxBatch: configuration.maxBatch, maxPending: configuration.maxPendingWrites, logger: logger)
         readQueue = DispatchQueue(label: "hubbub.store.read", attributes: .concurrent)
         readSlots = DispatchSemaphore(value: configuration.maxReaders)
+    }
+
+    /// Accounts, password hashes and everyone's history are in the database: only the server's
+    /// user may read it. The file is created 0600 before SQLite opens it (SQLite gives its WAL and
+    /// shared-memory files the database file's mode), and an older install's files are tightened.
+    private static func restrictToOwner(_ path: String) throws {
+        let fm = FileManager.default
+        if !fm.fileExists(atPath: path) {
+            guard fm.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
+                throw StoreError.cannotCreate(path)
+            }
+        }
+        for file in [path, path + "-wal", path + "-shm"] where fm.fileExists(atPath: file) {
+            try fm.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file)
+        }
     }
 
     /// Runs `change` inside the next group transaction and returns once that transaction is

@@ -97,6 +97,26 @@ final class StoreTests: XCTestCase {
         XCTAssertTrue(store.acceptsWrites)
     }
 
+    /// The database and its WAL and shared-memory files are readable by the server's user only,
+    /// and so is the directory holding them.
+    func testDatabaseFilesAreTheOwnersOnly() async throws {
+        let dir = tempDir()
+        let store = try makeStore(dir)
+        try await store.write { db in try db.execute(sql: "INSERT INTO item (name) VALUES ('x')") }
+        let fm = FileManager.default
+        func mode(_ path: String) throws -> Int { (try fm.attributesOfItem(atPath: path)[.posixPermissions] as? NSNumber)?.intValue ?? -1 }
+        XCTAssertEqual(try mode(dir), 0o700)
+        for name in ["hubbub.sqlite", "hubbub.sqlite-wal", "hubbub.sqlite-shm"] {
+            XCTAssertEqual(try mode(dir + "/" + name), 0o600, name)
+        }
+        store.close()
+        // An older install's files are tightened when the store opens them.
+        try fm.setAttributes([.posixPermissions: 0o644], ofItemAtPath: dir + "/hubbub.sqlite")
+        let reopened = try makeStore(dir)
+        defer { reopened.close() }
+        XCTAssertEqual(try mode(dir + "/hubbub.sqlite"), 0o600)
+    }
+
     func testWritesAfterCloseFailClearly() async throws {
         let store = try makeStore(tempDir())
         store.close()

@@ -130,6 +130,7 @@ let package = Package(
         .testTarget(name: "HubbubServerTests", dependencies: ["HubbubServer", "HubbubClient", "Transport", "WebSocket", "Realtime",
                                                               "HubbubTestSupport", "DomainSeam", "Accounts", "VenueService",
                                                               .product(name: "GRDB", package: "GRDB.swift"),
+                                                              .product(name: "Logging", package: "swift-log"),
                                                               .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]),
     ]
 )

@@ -4,6 +4,7 @@ Run through scripts/test-interop.sh, which starts hubbub and sets:
   HUBBUB_WS    e.g. ws://127.0.0.1:41234   (plain listener; also serves /healthz, /metrics)
   HUBBUB_WSS   e.g. wss://127.0.0.1:41235  (TLS listener, self-signed dev certificate)
   HUBBUB_CA    optional; certificate to trust for HUBBUB_WSS (default config/dev-cert/cert.pem)
+  INTEROP_API_KEY  the operator key the server was started with (GET /metrics needs it)
 
 Needs websockets >= 13 (the `websockets.asyncio` API) and pytest. Tests are plain sync
 functions that drive asyncio with asyncio.run, so no pytest asyncio plugin is involved.
@@ -74,8 +75,8 @@ def _http_base() -> str:
     return f"http://{parts.netloc}"
 
 
-def _http_get(path: str) -> tuple[int, str, str]:
-    request = urllib.request.Request(_http_base() + path, headers={"Accept": "*/*"})
+def _http_get(path: str, headers: dict[str, str] | None = None) -> tuple[int, str, str]:
+    request = urllib.request.Request(_http_base() + path, headers={"Accept": "*/*", **(headers or {})})
     try:
         with urllib.request.urlopen(request, timeout=10) as response:
             return response.status, response.headers.get("Content-Type", ""), response.read().decode("utf-8", "replace")
@@ -206,7 +207,13 @@ def test_healthz() -> None:
 
 
 def test_metrics() -> None:
-    status, content_type, body = _http_get("/metrics")
+    key = os.environ["INTEROP_API_KEY"]
+    status, _, body = _http_get("/metrics")
+    assert status == 401, f"GET /metrics without the operator key answered {status}"
+    assert key not in body
+    status, _, _ = _http_get("/metrics", {"Authorization": "Bearer wrong-" + key})
+    assert status == 401, f"GET /metrics with a wrong key answered {status}"
+    status, content_type, body = _http_get("/metrics", {"Authorization": "Bearer " + key})
     assert status == 200, f"GET /metrics answered {status}: {body[:200]!r}"
     assert content_type.startswith(("text/plain", "application/openmetrics-text")), (
         f"GET /metrics Content-Type is {content_type!r}, not Prometheus text"

@@ -26,8 +26,11 @@ PORT="$(free_port)"
 TLS_PORT="$(free_port)"
 while [[ "$TLS_PORT" == "$PORT" ]]; do TLS_PORT="$(free_port)"; done
 
+# The operator key /metrics needs (a fresh random one per run).
+INTEROP_API_KEY="$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+export INTEROP_API_KEY
 start_hubbub --host 127.0.0.1 --port "$PORT" --tls-port "$TLS_PORT" --tls-cert "$CERT" --tls-key "$KEY" \
-    --data-dir "$WORK/data"
+    --data-dir "$WORK/data" --api-key "$INTEROP_API_KEY"
 
 export HUBBUB_WS="ws://127.0.0.1:$PORT"
 export HUBBUB_WSS="wss://127.0.0.1:$TLS_PORT"

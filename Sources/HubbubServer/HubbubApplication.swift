@@ -1,8 +1,9 @@
+import HubbubCrypto
 import Logging
 import Transport
 import WebSocket
 
-/// Routes requests: WebSocket endpoints, health and metrics.
+/// Routes requests: WebSocket endpoints, health, and the operator endpoints behind `api.key`.
 final class HubbubApplication: ServerApplication, @unchecked Sendable {
     let configuration: HubbubConfiguration
     let metrics: MetricsExposition
@@ -48,9 +49,31 @@ final class HubbubApplication: ServerApplication, @unchecked Sendable {
             return .http(status: 200, contentType: "application/json", body: Array("{\"status\":\"ok\"}\n".utf8), headers: [])
         case "/metrics":
             guard head.method == "GET" else { return .text(405, "use GET\n") }
+            if let refusal = operatorRefusal(head) { return refusal }
             return .http(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: metrics.render(), headers: [])
+        case let path where path.hasPrefix("/api/"):
+            // Without a key the operator API does not exist; with one, nothing is said to a caller without it.
+            guard !configuration.api.key.isEmpty else { return .text(404, "no such endpoint: \(path)\n") }
+            if let refusal = operatorRefusal(head) { return refusal }
+            return .text(404, "no such endpoint: \(path)\n")
         default:
             return .text(404, "no such endpoint: \(head.path)\n")
         }
+    }
+
+    /// nil when the request carries the operator key (`api.key`), else the 401 to answer. The key
+    /// is compared in constant time and never echoed.
+    private func operatorRefusal(_ head: HTTPHead) -> Route? {
+        let challenge = [("WWW-Authenticate", "Bearer realm=\"hubbub\"")]
+        guard !configuration.api.key.isEmpty else {
+            return .http(status: 401, contentType: "text/plain; charset=utf-8",
+                         body: Array("no api.key is configured: operator endpoints are off\n".utf8), headers: challenge)
+        }
+        if let value = head.value("Authorization"), value.count > 7, value.prefix(7).lowercased() == "bearer ",
+           Digest.constantTimeEqual(Array(value.dropFirst(7).utf8), Array(configuration.api.key.utf8)) {
+            return nil
+        }
+        return .http(status: 401, contentType: "text/plain; charset=utf-8",
+                     body: Array("send Authorization: Bearer <api.key>\n".utf8), headers: challenge)
     }
 }

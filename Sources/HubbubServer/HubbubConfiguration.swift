@@ -31,6 +31,7 @@ public struct HubbubConfiguration: Sendable, Equatable {
     public var sessions = Sessions()
     public var rooms = Rooms()
     public var storage = Storage()
+    public var api = API()
     /// The domains' own settings (`venues.retireAfterSeconds`, `auth.kdfIterations`...), by key;
     /// a key not set has its `Setting`'s default.
     public var domainSettings = SettingValues()
@@ -60,6 +61,12 @@ public struct HubbubConfiguration: Sendable, Equatable {
         public var historySeconds = 300
         /// Most bytes of pushes each room keeps for recovery.
         public var historyBytes = 256 * 1024
+    }
+
+    public struct API: Sendable, Equatable {
+        /// The operator key: `GET /metrics` and `POST /api/...` need `Authorization: Bearer <key>`.
+        /// Empty: `/metrics` answers 401 and `/api/...` 404.
+        public var key = ""
     }
 
     public struct Storage: Sendable, Equatable {
@@ -253,6 +260,7 @@ extension HubbubConfiguration {
         try v.int("rooms.historySize", &rooms.historySize, 0...1_000_000)
         try v.int("rooms.historySeconds", &rooms.historySeconds, 0...86_400)
         try v.int("rooms.historyBytes", &rooms.historyBytes, 0...(1 << 30))
+        try v.string("api.key", &api.key)
         try v.int("storage.maxBatch", &storage.maxBatch, 1...100_000)
         try v.int("storage.maxPendingWrites", &storage.maxPendingWrites, 1...10_000_000)
         try v.int("storage.maxReaders", &storage.maxReaders, 1...64)

@@ -30,6 +30,9 @@ public final class HubbubServer: Sendable {
                 tlsOnFreePort: Bool = false, stopsOnSignals: Bool = false) throws {
         self.configuration = configuration
         self.logger = logger
+        if configuration.api.key.isEmpty {
+            logger.warning("no api.key is configured: GET /metrics answers 401 and /api/... 404 (set --api-key or HUBBUB_API_KEY)")
+        }
         var tlsContext: TLSContext?
         if configuration.tls.port > 0 || tlsOnFreePort {
             tlsContext = try TLSContext.server(certificatePath: configuration.tls.cert, privateKeyPath: configuration.tls.key)

@@ -1,5 +1,7 @@
 import HubbubClient
 import HubbubTestSupport
+import Logging
+import Synchronization
 import WebSocket
 import XCTest
 
@@ -44,10 +46,45 @@ final class EndpointTests: XCTestCase {
         }
     }
 
+    /// `/metrics` and `/api/...` answer only the operator key: 401 without it or with a wrong one
+    /// (compared in full, never echoed, never logged); with no key configured the API does not exist.
+    func testOperatorEndpointsNeedTheKey() throws {
+        let log = CapturedLog()
+        let server = try TestServer(logger: Logger(label: "test") { _ in log })
+        defer { server.stop() }
+        func status(_ path: String, _ method: String = "GET", key: String?) throws -> (Int?, String) {
+            let s = try RawSocket(port: server.port)
+            s.send("\(method) \(path) HTTP/1.1\r\nHost: x\r\n" + (key.map { "Authorization: Bearer \($0)\r\n" } ?? "") + "\r\n")
+            let text = String(decoding: s.readToEnd(), as: UTF8.self)
+            return (Int(text.split(separator: " ").dropFirst().first ?? ""), text)
+        }
+        let key = TestServer.apiKey
+        XCTAssertEqual(try status("/metrics", key: nil).0, 401)
+        XCTAssertEqual(try status("/metrics", key: "wrong").0, 401)
+        XCTAssertEqual(try status("/metrics", key: key + "x").0, 401, "a longer key is not the key")
+        XCTAssertEqual(try status("/metrics", key: String(key.dropLast())).0, 401, "nor a prefix of it")
+        let refused = try status("/metrics", key: "wrong").1
+        XCTAssertFalse(refused.contains(key))
+        XCTAssertTrue(refused.contains("WWW-Authenticate: Bearer"))
+        XCTAssertEqual(try status("/metrics", key: key).0, 200)
+        XCTAssertEqual(try status("/api/feeds/events", "POST", key: nil).0, 401)
+        XCTAssertEqual(try status("/api/feeds/events", "POST", key: key).0, 404, "no operator endpoint exists yet")
+        XCTAssertFalse(log.text.contains(key), "the key never reaches the log")
+
+        let open = try TestServer { $0.api.key = "" }
+        defer { open.stop() }
+        let s = try RawSocket(port: open.port)
+        s.send("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        XCTAssertEqual(s.readHTTPHead()?.status, 401, "without a configured key /metrics is off")
+        let a = try RawSocket(port: open.port)
+        a.send("POST /api/intel HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer anything\r\n\r\n")
+        XCTAssertEqual(a.readHTTPHead()?.status, 404, "and the operator API does not exist")
+    }
+
     /// The Prometheus text of /metrics as series → value.
     private func metrics(_ server: TestServer) throws -> [String: Double] {
         let m = try RawSocket(port: server.port)
-        m.send("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        m.send("GET /metrics HTTP/1.1\r\nHost: x\r\n" + TestServer.operatorHeader + "\r\n")
         let text = String(decoding: m.readToEnd(), as: UTF8.self)
         var out: [String: Double] = [:]
         for line in text.split(separator: "\n") where !line.hasPrefix("#") {
@@ -86,4 +123,20 @@ final class EndpointTests: XCTestCase {
         for c in clients { c.close() }
         for c in clients { _ = await c.waitForClose() }
     }
+}
+
+/// Everything logged through it, as text (for checking what must never be logged).
+final class CapturedLog: LogHandler, @unchecked Sendable {
+    private let lines = Mutex<[String]>([])
+    var logLevel: Logger.Level = .trace
+    var metadata: Logger.Metadata = [:]
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+    func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String,
+             function: String, line: UInt) {
+        lines.withLock { $0.append("\(level) \(message) \(metadata ?? [:])") }
+    }
+    var text: String { lines.withLock { $0.joined(separator: "\n") } }
 }

@@ -14,8 +14,13 @@ public final class TestServer: @unchecked Sendable {
     public var tlsURL: String? { tlsPort.map { "wss://127.0.0.1:\($0)" } }
 
     /// Starts a server; `configure` adjusts the defaults (port 0, data in a temporary directory).
+    /// The operator key test servers are started with (`api.key`).
+    public static let apiKey = "test-operator-key"
+    /// The header line that carries it, for raw HTTP requests.
+    public static let operatorHeader = "Authorization: Bearer \(apiKey)\r\n"
+
     public init(tls: Bool = false, dataDir: String? = nil, domains: [any Domain.Type] = HubbubServer.standardDomains,
-                _ configure: (inout HubbubConfiguration) -> Void = { _ in }) throws {
+                logger: Logger = Logger(label: "test"), _ configure: (inout HubbubConfiguration) -> Void = { _ in }) throws {
         var config = HubbubConfiguration()
         config.host = "127.0.0.1"
         config.port = 0
@@ -26,6 +31,7 @@ public final class TestServer: @unchecked Sendable {
         config.rateLimits.authBurst = 1000
         config.rateLimits.readBurst = 10_000
         config.rateLimits.writeBurst = 10_000
+        config.api.key = TestServer.apiKey
         if tls {
             let cert = try DevCertificate.shared()
             config.tls.port = 0
@@ -34,7 +40,7 @@ public final class TestServer: @unchecked Sendable {
         }
         configure(&config)
         // tls.port 0 means "off" in configuration; tests want TLS on a free port.
-        server = try HubbubServer(configuration: config, logger: Logger(label: "test"), domains: domains, tlsOnFreePort: tls)
+        server = try HubbubServer(configuration: config, logger: logger, domains: domains, tlsOnFreePort: tls)
         configuration = config
         server.start()
     }

@@ -93,7 +93,7 @@ final class ConnectionLifecycleTests: XCTestCase {
         let server = try TestServer()
         defer { server.stop() }
         let s = try RawSocket(port: server.port)
-        s.send("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        s.send("GET /metrics HTTP/1.1\r\nHost: x\r\n" + TestServer.operatorHeader + "\r\n")
         s.shutdownWrite()
         let text = String(decoding: s.readToEnd(), as: UTF8.self)
         XCTAssertTrue(text.hasPrefix("HTTP/1.1 200"))
@@ -128,7 +128,7 @@ final class ConnectionLifecycleTests: XCTestCase {
         s.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
         XCTAssertEqual(s.readHTTPHead()?.status, 200)
         let m = try RawSocket(port: server.port)
-        m.send("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        m.send("GET /metrics HTTP/1.1\r\nHost: x\r\n" + TestServer.operatorHeader + "\r\n")
         XCTAssertEqual(m.readHTTPHead()?.status, 200)
         let n = try RawSocket(port: server.port)
         n.send("GET /nope HTTP/1.1\r\nHost: x\r\n\r\n")

@@ -53,8 +53,7 @@ final class HubbubApplication: ServerApplication, @unchecked Sendable {
             return .http(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: metrics.render(), headers: [])
         case let path where path.hasPrefix("/api/"):
             // Without a key the operator API does not exist; with one, nothing is said to a caller without it.
-            guard !configuration.api.key.isEmpty else { return .text(404, "no such endpoint: \(path)\n") }
-            if let refusal = operatorRefusal(head) { return refusal }
+            if !configuration.api.key.isEmpty, let refusal = operatorRefusal(head) { return refusal }
             return .text(404, "no such endpoint: \(path)\n")
         default:
             return .text(404, "no such endpoint: \(head.path)\n")
@@ -64,16 +63,17 @@ final class HubbubApplication: ServerApplication, @unchecked Sendable {
     /// nil when the request carries the operator key (`api.key`), else the 401 to answer. The key
     /// is compared in constant time and never echoed.
     private func operatorRefusal(_ head: HTTPHead) -> Route? {
-        let challenge = [("WWW-Authenticate", "Bearer realm=\"hubbub\"")]
-        guard !configuration.api.key.isEmpty else {
-            return .http(status: 401, contentType: "text/plain; charset=utf-8",
-                         body: Array("no api.key is configured: operator endpoints are off\n".utf8), headers: challenge)
-        }
+        let key = configuration.api.key
+        guard !key.isEmpty else { return Self.unauthorized("no api.key is configured: operator endpoints are off\n") }
         if let value = head.value("Authorization"), value.count > 7, value.prefix(7).lowercased() == "bearer ",
-           Digest.constantTimeEqual(Array(value.dropFirst(7).utf8), Array(configuration.api.key.utf8)) {
+           Digest.constantTimeEqual(Array(value.dropFirst(7).utf8), Array(key.utf8)) {
             return nil
         }
-        return .http(status: 401, contentType: "text/plain; charset=utf-8",
-                     body: Array("send Authorization: Bearer <api.key>\n".utf8), headers: challenge)
+        return Self.unauthorized("send Authorization: Bearer <api.key>\n")
+    }
+
+    private static func unauthorized(_ why: String) -> Route {
+        .http(status: 401, contentType: "text/plain; charset=utf-8", body: Array(why.utf8),
+              headers: [("WWW-Authenticate", "Bearer realm=\"hubbub\"")])
     }
 }

@@ -383,8 +383,12 @@ func fuzzHTTP(_ input: inout Input, kind: HTTPHeadParser.Kind) {
             }
             check(response.startLine.1 == "101", "not 101")
             let key = head.value("Sec-WebSocket-Key") ?? ""
-            guard case .success(let c) = Handshake.checkResponse(response, key: key, offeredDeflate: true) else {
-                fatalError("invariant broken: a client refuses our 101")
+            // The client offered what the request lists (the check refuses a subprotocol it did not offer).
+            let offered = (head.value("Sec-WebSocket-Protocol") ?? "").split(separator: ",")
+                .map { String($0.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed()) }
+            let checked = Handshake.checkResponse(response, key: key, offeredDeflate: true, offeredSubprotocols: offered)
+            guard case .success(let c) = checked else {
+                fatalError("invariant broken: a client refuses our 101: \(checked)\n\(String(decoding: accepted.response, as: UTF8.self))")
             }
             check(c.deflate == accepted.deflate, "client reads other deflate parameters: \(String(describing: c.deflate)) vs \(String(describing: accepted.deflate))")
             check(c.subprotocol == accepted.subprotocol, "client reads another subprotocol")

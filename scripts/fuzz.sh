@@ -10,7 +10,7 @@
 # `swiftc -sanitize=fuzzer,address` (SwiftPM is not used, so it never touches .build). Everything
 # goes to .build-fuzz/: objects, modules, the binary, the corpus (.build-fuzz/corpus, seeded
 # from the RFC examples on first use) and crash reproducers (.build-fuzz/artifacts). Reproduce a
-# crash with: .build-fuzz/hubbub-fuzz .build-fuzz/artifacts/crash-...
+# crash with: .build-fuzz/hubbub-fuzz .build-fuzz/artifacts/crash-... and keep it in fuzz/regressions/.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -71,6 +71,12 @@ if [[ ! -e "$OUT/corpus/seed-close-midway" ]]; then
     seed inflate          '\x04\x00\x10\xf2\x48\xcd\xc9\xc9\x07\x00\xfe\xf2\x00\x11\x00\x00\xfe\x00\x05\x00\xfa\xffHello\x00'
     seed roundtrip        '\x04\x07\x10\x05Hello Hello Hello\xfe\xfdA\xfe{"kind":"poi","tags":["a","b"]}'
     seed extensions       '\x05\x03permessage-deflate; server_max_window_bits=10; client_max_window_bits, permessage-deflate; client_no_context_takeover'
+fi
+
+# Inputs that once broke an invariant run first, every time (libFuzzer runs files given as arguments).
+if compgen -G "fuzz/regressions/*" > /dev/null; then
+    echo "==> regressions: fuzz/regressions" >&2
+    SWIFT_BACKTRACE=enable=no "$OUT/hubbub-fuzz" fuzz/regressions/* 2> "$OUT/regressions.log" || { cat "$OUT/regressions.log" >&2; exit 1; }
 fi
 
 ARGS=()

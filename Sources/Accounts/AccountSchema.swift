@@ -26,5 +26,16 @@ public enum AccountSchema {
                 );
                 """)
         }
+        migrator.registerMigration("accounts.v2") { db in
+            // tokens_valid_after: milliseconds; tokens issued before it are revoked (a password change).
+            // privacy_*: who sees the user's check-ins, votes and requests ('everyone' or 'nobody').
+            try db.execute(sql: """
+                ALTER TABLE user ADD COLUMN tokens_valid_after INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE user ADD COLUMN alias TEXT;
+                ALTER TABLE user ADD COLUMN privacy_checkins TEXT NOT NULL DEFAULT 'everyone';
+                ALTER TABLE user ADD COLUMN privacy_votes TEXT NOT NULL DEFAULT 'everyone';
+                ALTER TABLE user ADD COLUMN privacy_requests TEXT NOT NULL DEFAULT 'everyone';
+                """)
+        }
     }
 }

@@ -1,3 +1,4 @@
+import DomainSeam
 import Foundation
 import GRDB
 import Realtime
@@ -11,6 +12,10 @@ public actor AccountService {
         public var passwordMaxLength = 256
         public var tokenLifetimeSeconds: Double = 30 * 24 * 3600
         public var pbkdf2Iterations = 100_000
+        /// Password guessing limits across all connections.
+        public var guessing = GuessingThrottle.Configuration()
+        /// Sign-ups one address may make per hour.
+        public var signupsPerAddressPerHour = 20
         public init() {}
     }
 
@@ -21,6 +26,11 @@ public actor AccountService {
 
         public var json: JSON { ["id": .string(id), "username": .string(username)] }
     }
+
+    /// The connections signed in (ended when their token is revoked); nil in tests of this service alone.
+    private let connections: (any SignedInConnections)?
+    private var throttle: GuessingThrottle
+    private var signups: AddressBudget
 
     private let store: Store
     private let tokens: Tokens
@@ -33,9 +43,12 @@ public actor AccountService {
     private var revoked: [String: Double] = [:]
     private var pruneAt = 1024
 
-    public init(store: Store, secret: [UInt8], configuration: Configuration) throws {
+    public init(store: Store, secret: [UInt8], configuration: Configuration, connections: (any SignedInConnections)? = nil) throws {
         self.store = store
         self.configuration = configuration
+        self.connections = connections
+        throttle = GuessingThrottle(configuration: configuration.guessing)
+        signups = AddressBudget(perHour: configuration.signupsPerAddressPerHour, maxTracked: configuration.guessing.maxTracked)
         tokens = Tokens(secret: secret, lifetimeSeconds: configuration.tokenLifetimeSeconds)
         passwords = Passwords(iterations: configuration.pbkdf2Iterations)
         let now = Date().timeIntervalSince1970
@@ -50,16 +63,28 @@ public actor AccountService {
     /// Revoked tokens remembered (tests and metrics).
     public var revokedCount: Int { revoked.count }
 
+    /// Entries in the guessing limits' tables (tests and the memory report).
+    public var throttleEntries: Int {
+        let t = throttle.tracked
+        return t.accounts + t.suspects + t.addresses + signups.count
+    }
+
     // MARK: Sign-up and log-in
 
-    public func signup(username: String, email: String, password: String, confirmation: String?) async throws(ProtocolError) -> (User, String) {
+    /// Creates an account; `address` is where the request came from (sign-ups per address are limited).
+    public func signup(username: String, email: String, password: String, confirmation: String?,
+                       from address: String) async throws(ProtocolError) -> (User, String) {
         try Validation.username(username)
         try Validation.email(email)
         try Validation.password(password, min: configuration.passwordMinLength, max: configuration.passwordMaxLength)
         if let confirmation, confirmation != password { throw .badRequest("passwordConfirmation: the passwords don't match") }
+        let source = AddressBudget.key(address), now = Date().timeIntervalSince1970
+        if let wait = signups.wait(source, now: now) {
+            throw Self.rateLimited("too many sign-ups from your address", wait)
+        }
+        signups.spend(source, now: now)
         let (hash, salt, iterations) = await passwords.hash(password)
         let id = "u" + Tokens.randomID(bytes: 9)
-        let now = Date().timeIntervalSince1970
         let user = User(id: id, username: username)
         do {
             try await store.write { db in
@@ -82,34 +107,65 @@ public actor AccountService {
         return (user, tokens.issue(user: id, now: now).token)
     }
 
-    /// Logs in by username or email.
-    public func login(_ login: String, password: String) async throws(ProtocolError) -> (User, String) {
-        let key = login.lowercased()
-        struct Credentials: Sendable { var id, username: String; var hash, salt: [UInt8]; var iterations: Int }
-        let found: Credentials?
+    /// Logs in by username or email from `address`, within the guessing limits (`GuessingThrottle`):
+    /// a refused attempt answers `rate_limited` with the wait, and its password is not checked.
+    public func login(_ login: String, password: String, from address: String) async throws(ProtocolError) -> (User, String) {
+        let found = try await credentials(login: login)
+        // The same answer for an unknown login and a wrong password (UC1 3a): nothing to probe. An
+        // unknown login is throttled under its own name, like an account, so nothing differs there either.
+        let wrong = ProtocolError.unauthorized("wrong username/email or password")
+        let account = found?.id ?? "?" + login.lowercased()
+        guard try await attempt(account: account, password: password, from: address, against: found) else { throw wrong }
+        let user = User(id: found!.id, username: found!.username)
+        return (user, tokens.issue(user: user.id, now: Date().timeIntervalSince1970).token)
+    }
+
+    /// A stored password: what a log-in checks.
+    private struct Credentials: Sendable {
+        var id, username: String
+        var hash, salt: [UInt8]
+        var iterations: Int
+    }
+
+    private func credentials(login: String? = nil, user: String? = nil) async throws(ProtocolError) -> Credentials? {
+        let key = login?.lowercased(), id = user
         do {
-            found = try await store.read { db in
-                guard let row = try Row.fetchOne(db, sql: """
+            return try await store.read { db in
+                let sql = """
                     SELECT id, username, password_hash, password_salt, password_iterations FROM user
-                    WHERE (username_key = ? OR email_key = ?) AND deleted_at IS NULL
-                    """, arguments: [key, key]),
-                    let hash = row["password_hash"] as Data?, let salt = row["password_salt"] as Data?,
-                    let iterations = row["password_iterations"] as Int? else { return nil }
+                    WHERE \(id != nil ? "id = ?" : "(username_key = ? OR email_key = ?)") AND deleted_at IS NULL
+                    """
+                let arguments: StatementArguments = id != nil ? [id] : [key, key]
+                guard let row = try Row.fetchOne(db, sql: sql, arguments: arguments),
+                      let hash = row["password_hash"] as Data?, let salt = row["password_salt"] as Data?,
+                      let iterations = row["password_iterations"] as Int? else { return nil }
                 return Credentials(id: row["id"], username: row["username"], hash: Array(hash), salt: Array(salt), iterations: iterations)
             }
         } catch {
             throw ProtocolError(.unavailable, "could not read accounts")
         }
-        // The same answer for an unknown login and a wrong password (UC1 3a): nothing to probe.
-        let wrong = ProtocolError.unauthorized("wrong username/email or password")
-        guard let row = found else {
-            _ = await passwords.hash(password) // spend the same time as a real check
-            throw wrong
+    }
+
+    /// Checks `password` against `stored` (nil: no such account, the time is spent all the same)
+    /// within the guessing limits. The attempt counts as failed until it succeeds, so attempts made
+    /// at once over many connections cannot slip past the limits while the hashes are computed.
+    private func attempt(account: String, password: String, from address: String, against stored: Credentials?) async throws(ProtocolError) -> Bool {
+        if let refusal = throttle.check(account: account, address: address, now: Date().timeIntervalSince1970) {
+            throw Self.rateLimited(refusal.rule == .address ? "too many failed log-ins from your address"
+                                                            : "too many failed log-ins for this account", refusal.retryAfter)
         }
-        let hash = row.hash, salt = row.salt, iterations = row.iterations
-        guard await passwords.verify(password, hash: hash, salt: salt, iterations: iterations) else { throw wrong }
-        let user = User(id: row.id, username: row.username)
-        return (user, tokens.issue(user: user.id, now: Date().timeIntervalSince1970).token)
+        throttle.failed(account: account, address: address, now: Date().timeIntervalSince1970)
+        guard let stored else {
+            _ = await passwords.hash(password) // spend the same time as a real check
+            return false
+        }
+        guard await passwords.verify(password, hash: stored.hash, salt: stored.salt, iterations: stored.iterations) else { return false }
+        throttle.succeeded(account: account, address: address)
+        return true
+    }
+
+    static func rateLimited(_ message: String, _ seconds: Double) -> ProtocolError {
+        ProtocolError(.rateLimited, message, retryAfterMs: max(1, Int((seconds * 1000).rounded(.up))))
     }
 
     /// Checks a token for `auth`: signature, expiry, revocation, and that the user still exists.
@@ -121,12 +177,28 @@ public actor AccountService {
         case .failure: throw .unauthorized("invalid token")
         }
         guard revoked[claims.id] == nil else { throw .unauthorized("token was revoked (logged out)") }
-        guard let user = try await user(claims.user) else { throw .unauthorized("account no longer exists") }
+        let found: (User, Int64)?
+        do {
+            found = try await store.read { db in
+                try Row.fetchOne(db, sql: "SELECT id, username, tokens_valid_after FROM user WHERE id = ? AND deleted_at IS NULL",
+                                 arguments: [claims.user])
+                    .map { (User(id: $0["id"], username: $0["username"]), $0["tokens_valid_after"] as Int64) }
+            }
+        } catch {
+            throw ProtocolError(.unavailable, "could not read accounts")
+        }
+        guard let (user, validAfter) = found else { throw .unauthorized("account no longer exists") }
+        guard claims.issuedMs >= validAfter else { throw .unauthorized("token was revoked (the password changed)") }
         return (user, claims)
     }
 
-    /// Revokes a token (log-out).
+    /// Revokes a token (log-out), durably, then ends every connection still signed in with it.
     public func logout(_ claims: Tokens.Claims) async throws(ProtocolError) {
+        try await revoke(claims)
+        await connections?.end(user: claims.user, token: claims.id, reason: "token revoked (logged out)")
+    }
+
+    private func revoke(_ claims: Tokens.Claims) async throws(ProtocolError) {
         revoked[claims.id] = claims.expires
         let now = Date().timeIntervalSince1970
         let prune = revoked.count >= pruneAt
@@ -146,13 +218,14 @@ public actor AccountService {
     }
 
     /// Deletes an account: personal data removed, the row kept (anonymised) so contributions
-    /// that refer to it stay consistent; every token of the user stops working.
+    /// that refer to it stay consistent; every token of the user stops working, and every
+    /// connection signed in as the user is ended.
     public func delete(_ userID: String) async throws(ProtocolError) {
         do {
             try await store.write { db in
                 try db.execute(sql: """
                     UPDATE user SET username = 'deleted user', username_key = 'deleted:' || id, email = NULL, email_key = NULL,
-                        password_hash = NULL, password_salt = NULL, password_iterations = NULL,
+                        password_hash = NULL, password_salt = NULL, password_iterations = NULL, alias = NULL,
                         spotify = NULL, facebook = NULL, twitter = NULL, favorite_artists = '[]', favorite_genres = '[]',
                         deleted_at = ? WHERE id = ? AND deleted_at IS NULL
                     """, arguments: [Date().timeIntervalSince1970, userID])
@@ -160,6 +233,37 @@ public actor AccountService {
         } catch {
             throw ProtocolError(.unavailable, "could not delete the account")
         }
+        await connections?.end(user: userID, keeping: nil, reason: "account deleted")
+    }
+
+    /// Changes the password of `userID` after checking `old` (within the guessing limits, from
+    /// `address`): every token issued before is revoked, durably; the caller's connection signs in
+    /// with a fresh token (`signIn`), then every other connection of the user is ended. Returns
+    /// the fresh token.
+    public func changePassword(_ userID: String, old: String, new: String, from address: String,
+                               signIn: @Sendable (Tokens.Claims) async -> Void) async throws(ProtocolError) -> String {
+        try Validation.password(new, min: configuration.passwordMinLength, max: configuration.passwordMaxLength, field: "new")
+        let stored = try await credentials(user: userID)
+        guard try await attempt(account: userID, password: old, from: address, against: stored) else {
+            throw .unauthorized("old: wrong password")
+        }
+        let (hash, salt, iterations) = await passwords.hash(new)
+        // The fresh token is issued after the cut, so it alone survives it.
+        let cut = Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
+        do {
+            try await store.write { db in
+                try db.execute(sql: """
+                    UPDATE user SET password_hash = ?, password_salt = ?, password_iterations = ?, tokens_valid_after = ?
+                    WHERE id = ? AND deleted_at IS NULL
+                    """, arguments: [Data(hash), Data(salt), iterations, cut, userID])
+            }
+        } catch {
+            throw ProtocolError(.unavailable, "could not save the password")
+        }
+        let fresh = tokens.issue(user: userID, now: max(Date().timeIntervalSince1970, Double(cut) / 1000))
+        await signIn(fresh.claims)
+        await connections?.end(user: userID, keeping: fresh.claims.id, reason: "token revoked (the password changed)")
+        return fresh.token
     }
 
     // MARK: Profiles
@@ -175,13 +279,15 @@ public actor AccountService {
         }
     }
 
-    /// A profile as protocol.md shows it.
-    public func profile(_ id: String) async throws(ProtocolError) -> JSON {
+    /// A profile as protocol.md shows it, to `viewer`: the user's own includes their privacy settings.
+    public func profile(_ id: String, viewer: String? = nil) async throws(ProtocolError) -> JSON {
         let found: JSON?
+        let own = viewer == nil || viewer == id
         do {
             found = try await store.read { db in
                 guard let row = try Row.fetchOne(db, sql: """
-                    SELECT id, username, spotify, facebook, twitter, favorite_artists, favorite_genres
+                    SELECT id, username, alias, spotify, facebook, twitter, favorite_artists, favorite_genres,
+                           privacy_checkins, privacy_votes, privacy_requests
                     FROM user WHERE id = ? AND deleted_at IS NULL
                     """, arguments: [id]) else { return nil }
                 func list(_ column: String) -> JSON {
@@ -189,15 +295,43 @@ public actor AccountService {
                     return (try? JSONParser.parse(Array(text.utf8))) ?? []
                 }
                 func optional(_ column: String) -> JSON { (row[column] as String?).map { .string($0) } ?? .null }
-                return ["id": .string(row["id"]), "username": .string(row["username"]), "spotify": optional("spotify"),
-                        "facebook": optional("facebook"), "twitter": optional("twitter"),
-                        "favoriteArtists": list("favorite_artists"), "favoriteGenres": list("favorite_genres")]
+                let username: String = row["username"]
+                var fields: [(String, JSON)] = [
+                    ("id", .string(row["id"])), ("username", .string(username)), ("alias", .string(row["alias"] ?? username)),
+                    ("spotify", optional("spotify")), ("facebook", optional("facebook")), ("twitter", optional("twitter")),
+                    ("favoriteArtists", list("favorite_artists")), ("favoriteGenres", list("favorite_genres"))]
+                if own {
+                    fields.append(("privacy", .object(PrivateList.allCases.map { ($0.rawValue, .string(row["privacy_\($0.rawValue)"])) })))
+                }
+                return .object(fields)
             }
         } catch {
             throw ProtocolError(.unavailable, "could not read accounts")
         }
         guard let found else { throw .notFound("no user \(id)") }
         return found
+    }
+
+    /// Those of `users` who hide their `list` from everyone else.
+    public func hiding(_ list: PrivateList, among users: [String]) async throws(ProtocolError) -> Set<String> {
+        guard !users.isEmpty else { return [] }
+        let column = "privacy_\(list.rawValue)"
+        do {
+            return try await store.read { db in
+                var hidden: Set<String> = []
+                // In chunks: SQLite caps the parameters of one statement.
+                for start in stride(from: 0, to: users.count, by: 500) {
+                    let chunk = Array(users[start..<min(users.count, start + 500)])
+                    let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
+                    hidden.formUnion(try String.fetchAll(db, sql: """
+                        SELECT id FROM user WHERE id IN (\(marks)) AND \(column) = '\(Audience.nobody.rawValue)'
+                        """, arguments: StatementArguments(chunk)))
+                }
+                return hidden
+            }
+        } catch {
+            throw ProtocolError(.unavailable, "could not read accounts")
+        }
     }
 
     /// Updates the caller's own profile with the fields given.
@@ -214,8 +348,28 @@ public actor AccountService {
             sets.append("\(column) = ?")
             values.append(JSON.array(list.map { .string($0) }).encoded)
         }
+        if args.value["alias"] != nil {
+            // An empty or null alias goes back to the username.
+            let alias = try args.optionalString("alias", maxLength: 200).map { $0.trimmingCharacters(in: .whitespaces) }
+            if let alias, !alias.isEmpty { try Validation.alias(alias) }
+            sets.append("alias = ?")
+            values.append(alias?.isEmpty == false ? alias : nil)
+        }
+        if let privacy = args.value["privacy"] {
+            guard case .object(let fields) = privacy else { throw .badRequest("privacy must be an object {checkins?, votes?, requests?}") }
+            for (key, value) in fields {
+                guard let list = PrivateList(rawValue: key) else {
+                    throw .badRequest("privacy.\(key): unknown list (checkins, votes or requests)")
+                }
+                guard case .string(let text) = value, let audience = Audience(rawValue: text) else {
+                    throw .badRequest("privacy.\(key) must be \"everyone\" or \"nobody\"")
+                }
+                sets.append("privacy_\(list.rawValue) = ?")
+                values.append(audience.rawValue)
+            }
+        }
         guard !sets.isEmpty else {
-            throw .badRequest("nothing to update: give spotify, facebook, twitter, favoriteArtists or favoriteGenres")
+            throw .badRequest("nothing to update: give spotify, facebook, twitter, favoriteArtists, favoriteGenres, alias or privacy")
         }
         let sql = "UPDATE user SET \(sets.joined(separator: ", ")) WHERE id = ? AND deleted_at IS NULL"
         let arguments = StatementArguments(values + [id])

@@ -18,7 +18,26 @@ public struct AccountsDomain: Domain {
     public static let passwordMinLength = Setting("auth.passwordMinLength", default: 8, range: 1...256,
                                                   help: "password rules: this long, a letter and a digit")
 
-    public static var settings: [any AnySetting] { [tokenSecret, tokenLifetimeHours, kdfIterations, passwordMinLength] }
+    // Guessing limits (GuessingThrottle): per account and per address, across all connections.
+    public static let freeFailures = Setting("auth.freeFailures", default: 5, range: 0...1000,
+                                             help: "failed log-ins an account takes before the addresses that failed on it must wait")
+    public static let failureDelayMs = Setting("auth.failureDelayMs", default: 1000, range: 1...3_600_000,
+                                               help: "the first wait after the free failures; it doubles with each further failure")
+    public static let maxFailureDelaySeconds = Setting("auth.maxFailureDelaySeconds", default: 900, range: 1...86_400,
+                                                       help: "the longest wait between evaluated guesses on one account")
+    public static let failureWindowSeconds = Setting("auth.failureWindowSeconds", default: 3600, range: 1...604_800,
+                                                     help: "failures are forgotten this long after an account's last one")
+    public static let addressFailuresPerHour = Setting("auth.addressFailuresPerHour", default: 100, range: 1...100_000_000,
+                                                       help: "failed log-ins one address (an IPv6 /64) may make per hour, over all accounts")
+    public static let signupsPerAddressPerHour = Setting("auth.signupsPerAddressPerHour", default: 20, range: 1...100_000_000,
+                                                         help: "sign-ups one address (an IPv6 /64) may make per hour")
+    public static let maxTracked = Setting("auth.maxTracked", default: 100_000, range: 100...100_000_000,
+                                           help: "entries per guessing-limit table (accounts, account-address pairs, addresses); bounds their memory")
+
+    public static var settings: [any AnySetting] {
+        [tokenSecret, tokenLifetimeHours, kdfIterations, passwordMinLength, freeFailures, failureDelayMs, maxFailureDelaySeconds,
+         failureWindowSeconds, addressFailuresPerHour, signupsPerAddressPerHour, maxTracked]
+    }
 
     public static func migrations(_ migrator: inout DatabaseMigrator) { AccountSchema.register(&migrator) }
 
@@ -29,8 +48,16 @@ public struct AccountsDomain: Domain {
         configuration.pbkdf2Iterations = context.settings[Self.kdfIterations]
         configuration.passwordMinLength = context.settings[Self.passwordMinLength]
         configuration.tokenLifetimeSeconds = Double(context.settings[Self.tokenLifetimeHours]) * 3600
+        configuration.guessing.freeFailures = context.settings[Self.freeFailures]
+        configuration.guessing.baseDelay = Double(context.settings[Self.failureDelayMs]) / 1000
+        configuration.guessing.maxDelay = Double(context.settings[Self.maxFailureDelaySeconds])
+        configuration.guessing.window = Double(context.settings[Self.failureWindowSeconds])
+        configuration.guessing.addressFailuresPerHour = context.settings[Self.addressFailuresPerHour]
+        configuration.guessing.maxTracked = context.settings[Self.maxTracked]
+        configuration.signupsPerAddressPerHour = context.settings[Self.signupsPerAddressPerHour]
         let secret = try Self.secret(context.settings[Self.tokenSecret], dataDirectory: context.dataDirectory)
-        accounts = try AccountService(store: context.store, secret: secret, configuration: configuration)
+        accounts = try AccountService(store: context.store, secret: secret, configuration: configuration,
+                                      connections: context.capabilities.resolve(SignedInConnections.self))
         context.capabilities.provide(UserDirectory.self, Users(accounts: accounts))
     }
 
@@ -39,14 +66,14 @@ public struct AccountsDomain: Domain {
         return [
             .anyone("account.signup", .auth, SignupArgs.self) { call, a throws(ProtocolError) in
                 let (user, token) = try await accounts.signup(username: a.username, email: a.email, password: a.password,
-                                                              confirmation: a.confirmation)
+                                                              confirmation: a.confirmation, from: call.session.address)
                 // Signed up is logged in, as after account.login.
                 let (_, claims) = try await accounts.authenticate(token)
                 await call.session.signIn(claims.identity)
                 return .reply(["user": user.json, "token": .string(token)])
             },
             .anyone("account.login", .auth, LoginArgs.self) { call, a throws(ProtocolError) in
-                let (user, token) = try await accounts.login(a.login, password: a.password)
+                let (user, token) = try await accounts.login(a.login, password: a.password, from: call.session.address)
                 let (_, claims) = try await accounts.authenticate(token)
                 await call.session.signIn(claims.identity)
                 return .reply(["user": user.json, "token": .string(token)])
@@ -61,12 +88,19 @@ public struct AccountsDomain: Domain {
                 return .reply([:])
             },
             .user("account.delete", .write, NoArguments.self) { c throws(ProtocolError) in
+                _ = await c.session.signOut()
                 try await accounts.delete(c.user)
-                if let claims = Tokens.Claims(await c.session.signOut()) { try await accounts.logout(claims) }
                 return .reply(["deleted": .string(c.user)])
             },
+            .user("account.password", .auth, PasswordChangeArgs.self) { c throws(ProtocolError) in
+                let session = c.session
+                let token = try await accounts.changePassword(c.user, old: c.args.old, new: c.args.new, from: session.address) { claims in
+                    await session.signIn(claims.identity)
+                }
+                return .reply(["token": .string(token)])
+            },
             .user("profile.get", .read, UserArgument.self) { c throws(ProtocolError) in
-                .reply(["profile": try await accounts.profile(c.args.user ?? c.user)])
+                .reply(["profile": try await accounts.profile(c.args.user ?? c.user, viewer: c.user)])
             },
             .user("profile.update", .write, ProfileUpdateArgs.self) { c throws(ProtocolError) in
                 if let target = c.args.user, target != c.user { throw .forbidden("you can only edit your own profile") }
@@ -92,6 +126,9 @@ public struct AccountsDomain: Domain {
     struct Users: UserDirectory {
         let accounts: AccountService
         func exists(_ user: String) async -> Bool { ((try? await accounts.user(user)) ?? nil) != nil }
+        func hiding(_ list: PrivateList, among users: [String]) async throws(ProtocolError) -> Set<String> {
+            try await accounts.hiding(list, among: users)
+        }
     }
 }
 
@@ -122,6 +159,14 @@ struct LoginArgs: OpArguments {
     init(_ a: Args) throws(ProtocolError) {
         login = try a.string("login", maxLength: 254)
         password = try a.string("password", maxLength: 1024)
+    }
+}
+
+struct PasswordChangeArgs: OpArguments {
+    var old, new: String
+    init(_ a: Args) throws(ProtocolError) {
+        old = try a.string("old", maxLength: 1024)
+        new = try a.string("new", maxLength: 1024)
     }
 }
 

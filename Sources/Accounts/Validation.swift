@@ -15,11 +15,19 @@ enum Validation {
         else { throw .badRequest("email is not a valid address") }
     }
 
-    static func password(_ s: String, min: Int, max: Int) throws(ProtocolError) {
-        guard s.count >= min else { throw .badRequest("password must be at least \(min) characters") }
-        guard s.count <= max else { throw .badRequest("password must be at most \(max) characters") }
+    static func password(_ s: String, min: Int, max: Int, field: String = "password") throws(ProtocolError) {
+        guard s.count >= min else { throw .badRequest("\(field) must be at least \(min) characters") }
+        guard s.count <= max else { throw .badRequest("\(field) must be at most \(max) characters") }
         guard s.contains(where: { $0.isLetter }), s.contains(where: { $0.isNumber }) else {
-            throw .badRequest("password must contain a letter and a digit")
+            throw .badRequest("\(field) must contain a letter and a digit")
+        }
+    }
+
+    /// An alias: what others see beside a user's contributions (1 to 40 characters, no control characters).
+    static func alias(_ s: String) throws(ProtocolError) {
+        guard (1...40).contains(s.count) else { throw .badRequest("alias must be 1 to 40 characters") }
+        guard !s.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw .badRequest("alias may not hold control characters")
         }
     }
 }

@@ -1,3 +1,4 @@
+import Realtime
 import Synchronization
 
 /// What domains offer each other without importing each other: a domain provides a value under a
@@ -18,7 +19,42 @@ public final class Capabilities: Sendable {
     }
 }
 
-/// Whether a user exists (the accounts domain provides it; venues use it to add a co-owner).
+/// What other domains may ask about users (the accounts domain provides it): whether one exists
+/// (venues add co-owners) and whom they show their activity to (`profile.update {privacy}`).
 public protocol UserDirectory: Sendable {
     func exists(_ user: String) async -> Bool
+    /// Those of `users` who hide their `list` from everyone else (unknown users hide nothing).
+    func hiding(_ list: PrivateList, among users: [String]) async throws(ProtocolError) -> Set<String>
+}
+
+/// The lists of a user's activity a user may hide (protocol.md `privacy`).
+public enum PrivateList: String, Sendable, CaseIterable {
+    case checkins, votes, requests
+}
+
+/// Who sees one of a user's lists, besides the user.
+public enum Audience: String, Sendable, CaseIterable {
+    case everyone, nobody
+}
+
+extension UserDirectory {
+    /// Throws `forbidden` when `viewer` may not see `user`'s `list`; a user always sees their own.
+    public func requireVisible(_ list: PrivateList, of user: String, to viewer: String) async throws(ProtocolError) {
+        guard user != viewer else { return }
+        if try await hiding(list, among: [user]).contains(user) {
+            throw .forbidden("\(user) keeps their \(list.rawValue) private")
+        }
+    }
+}
+
+/// The connections signed in, as the core knows them (the core provides it). The accounts domain
+/// ends them when it revokes the tokens they signed in with.
+public protocol SignedInConnections: Sendable {
+    /// Closes (1008, `reason`) every connection of `user` signed in with token `tokenID`; returns how many.
+    @discardableResult
+    func end(user: String, token tokenID: String, reason: String) async -> Int
+    /// Closes (1008, `reason`) every connection signed in as `user`, except those signed in with
+    /// token `keep`; returns how many.
+    @discardableResult
+    func end(user: String, keeping keep: String?, reason: String) async -> Int
 }

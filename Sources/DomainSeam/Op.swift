@@ -119,6 +119,8 @@ public struct Identity: Sendable, Equatable {
 public protocol SessionControl: Sendable {
     /// The connection (what rooms keep as a member).
     var member: ConnectionID { get }
+    /// The peer's IP address (what per-address limits count).
+    var address: String { get }
     /// From now on, requests on this connection act as `identity.user`.
     func signIn(_ identity: Identity) async
     /// Forgets who is logged in; returns who was.

@@ -48,14 +48,17 @@ public final class HubbubServer: Sendable {
 
         let sink = LoopSink()
         let r = configuration.rooms
+        let signedIn = SignedInSessions()
+        let capabilities = Capabilities()
+        capabilities.provide(SignedInConnections.self, signedIn)
         let context = DomainContext(store: store, sink: sink, settings: configuration.domainSettings,
                                     roomHistory: .init(count: r.historySize, maxAgeSeconds: Double(r.historySeconds), maxBytes: r.historyBytes),
-                                    capabilities: Capabilities(), logger: logger, dataDirectory: configuration.dataDir)
+                                    capabilities: capabilities, logger: logger, dataDirectory: configuration.dataDir)
         let registry = try DomainRegistry(domains: try domains.map { try $0.init(context: context) })
 
         let rl = configuration.rateLimits
         let sessions = SessionContext(
-            registry: registry, sink: sink,
+            registry: registry, signedIn: signedIn, sink: sink,
             limits: .init(rateBudgets: [.auth: .init(perSecond: rl.authPerSecond, burst: Double(rl.authBurst)),
                                         .read: .init(perSecond: rl.readPerSecond, burst: Double(rl.readBurst)),
                                         .write: .init(perSecond: rl.writePerSecond, burst: Double(rl.writeBurst))],

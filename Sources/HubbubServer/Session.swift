@@ -15,6 +15,7 @@ struct SessionContext: Sendable {
     }
 
     let registry: DomainRegistry
+    let signedIn: SignedInSessions
     let sink: any PushSink
     let limits: Limits
     let logger: Logger
@@ -25,14 +26,16 @@ struct SessionContext: Sendable {
 /// its request on (a vote, answered once durable) lets the session take the next request at once.
 actor Session: SessionControl {
     nonisolated let member: ConnectionID
+    nonisolated let address: String
     private let context: SessionContext
     private var identity: Identity?
     private var limiter: RateLimiter
     /// Rooms this connection is subscribed to.
     private var rooms: Set<String> = []
 
-    init(member: ConnectionID, context: SessionContext) {
+    init(member: ConnectionID, address: String, context: SessionContext) {
         self.member = member
+        self.address = address
         self.context = context
         self.limiter = RateLimiter(budgets: context.limits.rateBudgets)
     }
@@ -42,6 +45,8 @@ actor Session: SessionControl {
         for await message in messages {
             await handle(message)
         }
+        if let identity { context.signedIn.remove(self, user: identity.user) }
+        identity = nil
         let left = rooms
         rooms = []
         await context.registry.leave(left, member)
@@ -69,7 +74,7 @@ actor Session: SessionControl {
         if let expires = identity?.expires, expires <= now {
             // protocol.md: 4002 token expired; the client logs in again and reconnects.
             reply.failure(.unauthorized("token expired"))
-            identity = nil
+            _ = signOut()
             context.sink.close(member, code: .tokenExpired, reason: "token expired")
             return
         }
@@ -90,11 +95,24 @@ actor Session: SessionControl {
 
     // MARK: SessionControl
 
-    func signIn(_ identity: Identity) { self.identity = identity }
+    func signIn(_ identity: Identity) {
+        if let old = self.identity, old.user != identity.user { context.signedIn.remove(self, user: old.user) }
+        self.identity = identity
+        context.signedIn.add(self, identity)
+    }
 
     func signOut() -> Identity? {
         defer { identity = nil }
+        if let identity { context.signedIn.remove(self, user: identity.user) }
         return identity
+    }
+
+    /// Ends this connection (1008) if it is still signed in as `user` with a token `revoked` matches:
+    /// requests still queued behind this call find it signed out.
+    func revoke(user: String, reason: String, _ revoked: @Sendable (String?) -> Bool) {
+        guard let identity, identity.user == user, revoked(identity.tokenID) else { return }
+        _ = signOut()
+        context.sink.close(member, code: .policyViolation, reason: reason)
     }
 
     func addSubscription(_ room: String) throws(ProtocolError) {
@@ -118,7 +136,7 @@ final class SessionHandler: WebSocketHandler {
         let (stream, continuation) = AsyncStream<Message>.makeStream(
             bufferingPolicy: .bufferingOldest(context.limits.maxPendingRequests))
         self.continuation = continuation
-        let session = Session(member: connection.handle.id, context: context)
+        let session = Session(member: connection.handle.id, address: connection.remoteAddress, context: context)
         Task { await session.run(stream) }
     }
 

@@ -99,11 +99,10 @@ extension VenueActor {
     }
 
     /// UC10/UC12: who voted for a track, and who requested it.
-    func voters(of uri: String) throws(ProtocolError) -> JSON {
+    func voters(of uri: String) throws(ProtocolError) -> (voters: [String], requester: String?) {
         _ = try takeOver()
         guard jukebox.contains(uri) else { throw .notFound("track \(uri) is not in the playlist") }
-        return ["track": .string(uri), "voters": .array(jukebox.voters(of: uri).map { .string($0) }),
-                "requester": jukebox.requester(of: uri).map { .string($0) } ?? .null]
+        return (jukebox.voters(of: uri), jukebox.requester(of: uri))
     }
 
     /// UC19: the playlist as it is.

@@ -19,6 +19,7 @@ extension VenuesDomain {
 
     var jukeboxOps: [Op] {
         let venues = directory
+        let capabilities = self.capabilities
         return [
             onVenue("venue.vote", .write, VenueTrackArgs.self) { v, c throws(ProtocolError) in
                 try await v.vote(by: c.user, uri: c.args.track, reply: c.reply)
@@ -54,16 +55,29 @@ extension VenuesDomain {
                 try await v.trackEnded(by: c.user, uri: c.args.track, reply: c.reply)
             },
             .user("venue.track.voters", .read, VenueTrackArgs.self) { c throws(ProtocolError) in
-                .reply(try await venues.actor(for: c.args.venue).voters(of: c.args.track))
+                let (voters, requester) = try await venues.actor(for: c.args.venue).voters(of: c.args.track)
+                // Who hides their votes (or requests) is left out for everyone but themselves, and counted.
+                let users = capabilities.resolve(UserDirectory.self)
+                let hidingVotes = try await users?.hiding(.votes, among: voters.filter { $0 != c.user }) ?? []
+                var shownRequester = requester
+                if let r = requester, r != c.user, try await users?.hiding(.requests, among: [r]).contains(r) == true {
+                    shownRequester = nil
+                }
+                return .reply(["track": .string(c.args.track), "voters": .array(voters.filter { !hidingVotes.contains($0) }.map { .string($0) }),
+                               "hiddenVoters": .int(hidingVotes.count), "requester": shownRequester.map { .string($0) } ?? .null])
             },
             .user("venue.playlist.get", .read, VenueArgs.self) { c throws(ProtocolError) in
                 .reply(["playlist": try await venues.actor(for: c.args.venue).playlistJSON])
             },
             .user("user.votes", .read, UserArgument.self) { c throws(ProtocolError) in
-                .reply(["votes": .array(try await venues.trackActions(of: c.args.user ?? c.user, .vote))])
+                let user = c.args.user ?? c.user
+                try await capabilities.resolve(UserDirectory.self)?.requireVisible(.votes, of: user, to: c.user)
+                return .reply(["votes": .array(try await venues.trackActions(of: user, .vote))])
             },
             .user("user.requests", .read, UserArgument.self) { c throws(ProtocolError) in
-                .reply(["requests": .array(try await venues.trackActions(of: c.args.user ?? c.user, .request))])
+                let user = c.args.user ?? c.user
+                try await capabilities.resolve(UserDirectory.self)?.requireVisible(.requests, of: user, to: c.user)
+                return .reply(["requests": .array(try await venues.trackActions(of: user, .request))])
             },
         ]
     }
@@ -104,7 +118,9 @@ extension VenuesDomain {
                 .reply(["checkedIn": .int(try await venues.checkin(c.args.venue, user: c.user))])
             },
             .user("user.checkins", .read, UserArgument.self) { c throws(ProtocolError) in
-                .reply(["checkins": .array(try await venues.checkins(of: c.args.user ?? c.user))])
+                let user = c.args.user ?? c.user
+                try await capabilities.resolve(UserDirectory.self)?.requireVisible(.checkins, of: user, to: c.user)
+                return .reply(["checkins": .array(try await venues.checkins(of: user))])
             },
         ]
     }

@@ -13,8 +13,11 @@ public final class ProtocolClient: @unchecked Sendable {
     private var replies: [Int: JSON] = [:]
     public private(set) var closed: (CloseCode, String)?
 
-    public init(url: String) async throws {
-        ws = try await WebSocketClient.connect(to: url + "/ws")
+    /// Connects to `url` + `/ws`, from `sourceAddress` if given (127.0.0.2 also reaches loopback).
+    public init(url: String, from sourceAddress: String? = nil) async throws {
+        var options = WebSocketClient.Options()
+        options.sourceAddress = sourceAddress
+        ws = try await WebSocketClient.connect(to: url + "/ws", options: options)
     }
 
     /// Sends a request and waits for its reply (the whole reply object).
@@ -79,6 +82,25 @@ public final class ProtocolClient: @unchecked Sendable {
     }
 
     public func close() { ws.close() }
+
+    /// Reads (dropping whatever else arrives) until the server closes the connection; returns its
+    /// close code, or nil if it is still open after `seconds` (the connection is then closed).
+    public func closeCode(within seconds: Double) async throws -> CloseCode? {
+        if let closed { return closed.0 }
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        let ws = self.ws
+        return try await withThrowingTaskGroup(of: CloseCode?.self) { group in
+            group.addTask { await ws.waitForClose().0 }
+            group.addTask {
+                try await Task.sleep(until: deadline)
+                return nil
+            }
+            let first = try await group.next() ?? nil
+            group.cancelAll()
+            if first == nil { ws.close() } // a receive still waiting ends with the connection
+            return first
+        }
+    }
 }
 
 extension JSON {

@@ -24,6 +24,7 @@ final class RecordingSink: PushSink {
 /// A session that is only a member id and a user.
 actor FakeSession: SessionControl {
     nonisolated let member: ConnectionID
+    nonisolated let address = "127.0.0.1"
     init(_ member: ConnectionID) { self.member = member }
     func signIn(_ identity: Identity) {}
     func signOut() -> Identity? { nil }

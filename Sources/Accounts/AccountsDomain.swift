@@ -10,7 +10,8 @@ public struct AccountsDomain: Domain {
     public static let name = "accounts"
 
     public static let tokenSecret = Setting("auth.tokenSecret", default: "",
-                                            help: "HMAC key of session tokens; empty: a random key kept in <dataDir>/token-secret")
+                                            help: "HMAC key of session tokens; empty: a random key kept in <dataDir>/token-secret",
+                                            secret: true)
     public static let tokenLifetimeHours = Setting("auth.tokenLifetimeHours", default: 720, range: 1...87_600,
                                                    help: "how long a session token is valid")
     public static let kdfIterations = Setting("auth.kdfIterations", default: 100_000, range: 1...10_000_000,

@@ -6,14 +6,17 @@ public struct Setting<Value: SettingValue>: AnySetting {
     public let key: String
     public let defaultValue: Value
     public let help: String
+    /// A key or password: never printed (help, logs, errors) — only whether it is set.
+    public let isSecret: Bool
     /// Why a value is out of range (nil: in range); nil when any value of the type will do.
     private let outOfRange: (@Sendable (Value) -> String?)?
 
     /// A setting that takes any value of its type (strings, flags).
-    public init(_ key: String, default defaultValue: Value, help: String) {
+    public init(_ key: String, default defaultValue: Value, help: String, secret: Bool = false) {
         self.key = key
         self.defaultValue = defaultValue
         self.help = help
+        isSecret = secret
         outOfRange = nil
     }
 
@@ -31,6 +34,7 @@ extension Setting where Value: Comparable {
         self.key = key
         self.defaultValue = defaultValue
         self.help = help
+        isSecret = false
         outOfRange = { range.contains($0) ? nil : "\($0) is outside \(range.lowerBound)...\(range.upperBound)" }
     }
 }
@@ -39,6 +43,7 @@ extension Setting where Value: Comparable {
 public protocol AnySetting: Sendable {
     var key: String { get }
     var help: String { get }
+    var isSecret: Bool { get }
     var defaultSetting: SettingValueBox { get }
     /// nil when `value` is acceptable, else why not.
     func check(_ value: SettingValueBox) -> String?

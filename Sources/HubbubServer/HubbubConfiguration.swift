@@ -1,5 +1,6 @@
 import Configuration
 import DomainSeam
+import Logging
 import SystemPackage
 import Transport
 import WebSocket
@@ -190,6 +191,49 @@ extension HubbubConfiguration {
             }
         }
         return configuration
+    }
+
+    /// What the server runs with, for the start-up log: where it listens and keeps data, and every
+    /// domain setting that differs from its default. Secrets (`api.key`, settings marked secret) say
+    /// only whether they are set.
+    public func summary(domains: [any Domain.Type] = HubbubServer.standardDomains) -> Logger.Metadata {
+        var out: Logger.Metadata = [
+            "host": "\(host)", "port": "\(port)", "tls.port": "\(tls.port)", "dataDir": "\(dataDir)",
+            "eventLoops": "\(eventLoops)", "api.key": .string(api.key.isEmpty ? "not set" : "set (redacted)"),
+        ]
+        for setting in domains.flatMap({ $0.settings }) {
+            guard let value = domainSettings.values[setting.key] else { continue }
+            out[setting.key] = .string(setting.isSecret ? "set (redacted)" : value.description)
+        }
+        return out
+    }
+
+    /// `hubbub --help`: the main options, then every domain setting with its default and meaning.
+    /// Prints no value but the defaults, so no secret can show.
+    public static func helpText(domains: [any Domain.Type] = HubbubServer.standardDomains) -> String {
+        var text = """
+            usage: hubbub [--port N] [--tls-port N --tls-cert PEM --tls-key PEM] [--data-dir DIR] [--config FILE] [--bench]
+                          [--any-config-key VALUE ...]
+
+              --port N          plain ws:// and http:// port (default 8080; 0 picks a free one)
+              --tls-port N      wss:// port (default off); needs --tls-cert and --tls-key (PEM files)
+              --data-dir DIR    where durable data lives (default ./data)
+              --config FILE     JSON settings (config/hubbub.json lists every key with its default)
+              --api-key KEY     operator key for GET /metrics and POST /api/... (secret; prefer HUBBUB_API_KEY)
+              --bench           also serve /broadcast for benchmarks
+              --no-echo         do not serve /echo (same as --echo false)
+
+            Every key of config/hubbub.json is also an option (limits.maxMessageBytes → --limits-max-message-bytes)
+            and an environment variable (HUBBUB_LIMITS_MAX_MESSAGE_BYTES). Command line beats environment beats file.
+
+            Domain settings:
+
+            """
+        for setting in domains.flatMap({ $0.settings }) {
+            let shown = setting.isSecret ? "secret, never printed" : "default \(setting.defaultSetting)"
+            text += "  --\(cliName(setting.key)) (\(shown))\n      \(setting.help)\n"
+        }
+        return text
     }
 
     /// The command-line form of a key, as swift-configuration spells it: `limits.maxHeaders` → `limits-max-headers`.

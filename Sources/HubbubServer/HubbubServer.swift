@@ -30,6 +30,7 @@ public final class HubbubServer: Sendable {
                 tlsOnFreePort: Bool = false, stopsOnSignals: Bool = false) throws {
         self.configuration = configuration
         self.logger = logger
+        logger.info("configuration", metadata: configuration.summary(domains: domains))
         if configuration.api.key.isEmpty {
             logger.warning("no api.key is configured: GET /metrics answers 401 and /api/... 404 (set --api-key or HUBBUB_API_KEY)")
         }

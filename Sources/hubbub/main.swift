@@ -8,20 +8,7 @@ import Logging
 
 let arguments = CommandLine.arguments
 if arguments.contains("--help") || arguments.contains("-h") {
-    print("""
-    usage: hubbub [--port N] [--tls-port N --tls-cert PEM --tls-key PEM] [--data-dir DIR] [--config FILE] [--bench]
-                  [--any-config-key VALUE ...]
-
-      --port N          plain ws:// and http:// port (default 8080; 0 picks a free one)
-      --tls-port N      wss:// port (default off); needs --tls-cert and --tls-key (PEM files)
-      --data-dir DIR    where durable data lives (default ./data)
-      --config FILE     JSON settings (config/hubbub.json lists every key with its default)
-      --bench           also serve /broadcast for benchmarks
-      --no-echo         do not serve /echo (same as --echo false)
-
-    Every key of config/hubbub.json is also an option (limits.maxMessageBytes → --limits-max-message-bytes)
-    and an environment variable (HUBBUB_LIMITS_MAX_MESSAGE_BYTES). Command line beats environment beats file.
-    """)
+    print(HubbubConfiguration.helpText())
     exit(0)
 }
 

@@ -25,6 +25,20 @@ final class ConfigurationTests: XCTestCase {
         }
     }
 
+    /// `--help` lists every domain setting with its default and meaning, and never a secret's value.
+    func testHelpListsTheSettingsAndPrintsNoSecret() async throws {
+        let help = HubbubConfiguration.helpText()
+        XCTAssertTrue(help.contains("--auth-free-failures (default 5)"), help)
+        XCTAssertTrue(help.contains("--auth-token-secret (secret, never printed)"), help)
+        XCTAssertTrue(help.contains("--api-key"))
+        let configured = try await HubbubConfiguration.load(arguments: ["hubbub", "--api-key", "k-123456", "--auth-token-secret", "s-654321"],
+                                                            environment: [:])
+        let summary = "\(configured.summary())"
+        XCTAssertFalse(summary.contains("k-123456") || summary.contains("s-654321"), summary)
+        XCTAssertEqual(configured.summary()["auth.tokenSecret"], "set (redacted)")
+        XCTAssertEqual(configured.summary()["api.key"], "set (redacted)")
+    }
+
     func testCommandLineBeatsEnvironmentBeatsFile() async throws {
         let file = NSTemporaryDirectory() + "hubbub-config-\(UUID().uuidString).json"
         try #"{"port": 1111, "tls": {"port": 2222, "cert": "c.pem", "key": "k.pem"}, "limits": {"maxHeaders": 10}}"#

@@ -1,6 +1,8 @@
+import Accounts
 import HubbubClient
 import HubbubTestSupport
 import Logging
+import Realtime
 import Synchronization
 import WebSocket
 import XCTest
@@ -79,6 +81,27 @@ final class EndpointTests: XCTestCase {
         let a = try RawSocket(port: open.port)
         a.send("POST /api/intel HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer anything\r\n\r\n")
         XCTAssertEqual(a.readHTTPHead()?.status, 404, "and the operator API does not exist")
+    }
+
+    /// Secrets and passwords never reach the log: the start-up summary says only whether a key is
+    /// set, and log-ins (right, wrong, refused) log no password.
+    func testTheStartUpLogRedactsSecretsAndNoPasswordIsLogged() async throws {
+        let log = CapturedLog()
+        let tokenSecret = "token-secret-0123456789abcdef0123456789"
+        let server = try TestServer(logger: Logger(label: "test") { _ in log }) {
+            $0.logLevel = "trace"
+            $0.domainSettings[AccountsDomain.tokenSecret] = tokenSecret
+        }
+        defer { server.stop() }
+        let c = try await ProtocolClient(url: server.url)
+        _ = try await c.ok("account.signup", ["username": "sam", "email": "sam@example.com", "password": "Sup3rSecretPw"])
+        _ = try await c.call("account.login", ["login": "sam", "password": "Wr0ngGuessPw"])
+        _ = try await c.ok("account.password", ["old": "Sup3rSecretPw", "new": "N3wSecretPw"])
+        XCTAssertTrue(log.text.contains("configuration"), "the start-up summary is logged")
+        XCTAssertTrue(log.text.contains("set (redacted)"))
+        for secret in [TestServer.apiKey, tokenSecret, "Sup3rSecretPw", "Wr0ngGuessPw", "N3wSecretPw"] {
+            XCTAssertFalse(log.text.contains(secret), "\(secret) reached the log")
+        }
     }
 
     /// The Prometheus text of /metrics as series → value.

@@ -355,7 +355,7 @@ public actor AccountService {
             sets.append("alias = ?")
             values.append(alias?.isEmpty == false ? alias : nil)
         }
-        if let privacy = args.value["privacy"] {
+        if let privacy = args.value["privacy"], privacy != .null {
             guard case .object(let fields) = privacy else { throw .badRequest("privacy must be an object {checkins?, votes?, requests?}") }
             for (key, value) in fields {
                 guard let list = PrivateList(rawValue: key) else {

@@ -71,7 +71,8 @@ actor Session: SessionControl {
             return
         }
         if op.access == .user && identity == nil { return reply.failure(.unauthorized("log in or send auth first")) }
-        if let expires = identity?.expires, expires <= now {
+        // An op anyone may call (log-in, auth) signs the connection in afresh: an expired token is no reason to refuse it.
+        if op.access == .user, let expires = identity?.expires, expires <= now {
             // protocol.md: 4002 token expired; the client logs in again and reconnects.
             reply.failure(.unauthorized("token expired"))
             _ = signOut()

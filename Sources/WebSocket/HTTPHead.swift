@@ -162,7 +162,7 @@ public struct HTTPHeadParser {
             if line.first == 32 || line.first == 9 { return fail(400, "obsolete header line folding") }
             guard let colon = line.firstIndex(of: 58) else { return fail(400, "header line without a colon") }
             let name = line[line.startIndex..<colon]
-            guard !name.isEmpty, name.allSatisfy(isTokenByte) else { return fail(400, "invalid header name") }
+            guard !name.isEmpty, name.allSatisfy(Self.isTokenByte) else { return fail(400, "invalid header name") }
             let value = line[(colon + 1)...]
             guard value.allSatisfy({ $0 == 9 || ($0 >= 32 && $0 != 127) }) else { return fail(400, "control character in header value") }
             headers.append((String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self).trimmingSpaces()))
@@ -176,7 +176,7 @@ public struct HTTPHeadParser {
         let parts = line.split(separator: 32, maxSplits: 2, omittingEmptySubsequences: false)
         switch kind {
         case .request:
-            guard parts.count == 3, !parts[0].isEmpty, parts[0].allSatisfy(isTokenByte), !parts[1].isEmpty,
+            guard parts.count == 3, !parts[0].isEmpty, parts[0].allSatisfy(Self.isTokenByte), !parts[1].isEmpty,
                   parts[1].allSatisfy({ $0 > 32 && $0 < 127 }), parts[2].starts(with: Array("HTTP/".utf8)), parts[2].count == 8
             else { return nil }
             return (String(decoding: parts[0], as: UTF8.self), String(decoding: parts[1], as: UTF8.self), String(decoding: parts[2], as: UTF8.self))
@@ -188,7 +188,7 @@ public struct HTTPHeadParser {
         }
     }
 
-    private func isTokenByte(_ c: UInt8) -> Bool {
+    static func isTokenByte(_ c: UInt8) -> Bool {
         switch c {
         case 48...57, 65...90, 97...122: return true
         default: return "!#$%&'*+-.^_`|~".utf8.contains(c)

@@ -1,13 +1,14 @@
 // libFuzzer target for the pure WebSocket codec (Sources/WebSocket). Built by scripts/fuzz.sh with
 // `swiftc -sanitize=fuzzer,address`; not part of the SwiftPM package.
 //
-// The first input byte picks what is fuzzed (byte % 6):
+// The first input byte picks what is fuzzed (byte % 7):
 //   0  state machine fed raw bytes (server role with permessage-deflate, or client role)
 //   1  state machine fed a stream built from frame descriptors (masked, valid deflate bodies)
 //   2  HTTP request head parser, then Handshake.accept on any head it returns
 //   3  HTTP response head parser, then Handshake.checkResponse
 //   4  Inflater (raw bytes with a limit) and Deflater → Inflater round trips
 //   5  Sec-WebSocket-Extensions parsing and permessage-deflate negotiation
+//   6  HTTP request bodies: Content-Length and chunked framing, whole and in pieces
 //
 // Every target checks invariants and traps (a crash libFuzzer reports) when one breaks; the
 // state machine and HTTP targets also check that feeding the input in pieces gives exactly the
@@ -20,13 +21,14 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     guard let data, size > 0 else { return 0 }
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
     var input = Input(bytes: bytes, position: 1)
-    switch bytes[0] % 6 {
+    switch bytes[0] % 7 {
     case 0: fuzzMachineRaw(&input)
     case 1: fuzzMachineStructured(&input)
     case 2: fuzzHTTP(&input, kind: .request)
     case 3: fuzzHTTP(&input, kind: .response)
     case 4: fuzzInflater(&input)
-    default: fuzzExtensions(&input)
+    case 5: fuzzExtensions(&input)
+    default: fuzzBody(&input)
     }
     return 0
 }
@@ -469,4 +471,69 @@ func fuzzExtensions(_ input: inout Input) {
         check(back == p, "answer reads back as \(back), negotiated \(p)")
     }
     _ = PerMessageDeflate.parseResponse(header)
+}
+
+// MARK: HTTP bodies
+
+/// What feeding a body gave: its data, how it ended, and where in the whole input it ended.
+struct BodyRun: Equatable {
+    var data: [UInt8] = []
+    var progress = HTTPBodyParser.Progress.needMore
+    var end: Int?
+}
+
+func fuzzBody(_ input: inout Input) {
+    let framingByte = input.byte(), limitByte = input.byte(), cutSeed = input.byte()
+    let stream = input.rest
+    let framing: HTTPBodyFraming = framingByte & 1 == 0 ? .chunked : .length(Int(framingByte >> 1) * 37 + 1)
+    let limits = HTTPBodyParser.Limits(maxBytes: Int(limitByte) * 61, maxLineBytes: 1 + Int(limitByte % 64),
+                                       maxTrailerBytes: 1 + Int(limitByte) * 3)
+
+    func run(_ cutPoints: [Int]) -> BodyRun {
+        var parser = HTTPBodyParser(framing: framing, limits: limits)
+        var out = BodyRun()
+        var start = 0
+        for end in cutPoints + [stream.count] {
+            let piece = Array(stream[start..<end])
+            var ranges: [Range<Int>] = []
+            out.progress = piece.withUnsafeBytes { parser.feed($0, data: &ranges) }
+            var previousEnd = 0
+            for r in ranges {
+                check(r.lowerBound >= previousEnd && r.upperBound <= piece.count, "data range \(r) outside the piece or out of order")
+                previousEnd = r.upperBound
+                out.data += piece[r]
+            }
+            check(out.data.count <= limits.maxBytes, "\(out.data.count) body bytes passed the limit \(limits.maxBytes)")
+            switch out.progress {
+            case .needMore:
+                check(parser.state != .done && parser.state != .failed, "needMore in state \(parser.state)")
+                start = end
+            case .complete(let consumed, let trailers):
+                check(parser.state == .done, "complete but not done")
+                check(consumed <= piece.count, "consumed past the piece")
+                out.end = start + consumed
+                out.progress = .complete(consumed: 0, trailers: trailers) // where it ended is `end`
+                return out
+            case .error(let e):
+                check(parser.state == .failed, "error but not failed")
+                check([400, 413, 431].contains(e.status), "body refused with \(e.status)")
+                return out
+            }
+        }
+        return out
+    }
+
+    let whole = run([])
+    let split = run(cuts(count: stream.count, seed: cutSeed))
+    // The same bytes give the same body, the same end and the same verdict however they arrive
+    // (an error may be found on less data when the pieces stop at it).
+    switch (whole.progress, split.progress) {
+    case (.error(let a), .error(let b)):
+        check(a == b, "split error \(b) vs whole \(a)")
+    default:
+        check(whole == split, "split feed differs from whole feed: \(split.progress) vs \(whole.progress)")
+    }
+    if case .length(let n) = framing, case .complete = whole.progress {
+        check(whole.data.count == n && whole.end == n, "a Content-Length body of \(n) gave \(whole.data.count) bytes")
+    }
 }

@@ -72,6 +72,10 @@ if [[ ! -e "$OUT/corpus/seed-close-midway" ]]; then
     seed roundtrip        '\x04\x07\x10\x05Hello Hello Hello\xfe\xfdA\xfe{"kind":"poi","tags":["a","b"]}'
     seed extensions       '\x05\x03permessage-deflate; server_max_window_bits=10; client_max_window_bits, permessage-deflate; client_no_context_takeover'
 fi
+if [[ ! -e "$OUT/corpus/seed-body-chunked" ]]; then
+    seed body-chunked     '\x06\x00\x40\x02\x34;name=value\r\nWiki\r\n5\r\npedia\r\n0\r\nExpires: never\r\n\r\nGET'
+    seed body-length      '\x06\x01\x40\x05hello, world!'
+fi
 
 # Inputs that once broke an invariant run first, every time (libFuzzer runs files given as arguments).
 if compgen -G "fuzz/regressions/*" > /dev/null; then

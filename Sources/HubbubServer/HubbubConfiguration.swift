@@ -103,6 +103,8 @@ public struct HubbubConfiguration: Sendable, Equatable {
 
     public struct Timeouts: Sendable, Equatable {
         public var handshakeMs = 10_000
+        /// A request body may go this long without a byte arriving (408 after it).
+        public var bodyIdleMs = 10_000
         public var pingIntervalMs = 30_000
         public var pongTimeoutMs = 10_000
         public var idleMs = 120_000
@@ -137,6 +139,7 @@ public struct HubbubConfiguration: Sendable, Equatable {
         t.maxOutboundBytes = limits.maxOutboundBytes
         t.http = HTTPHeadParser.Limits(maxBytes: limits.maxRequestBytes, maxHeaders: limits.maxHeaders)
         t.handshakeTimeoutNanos = UInt64(timeouts.handshakeMs) * 1_000_000
+        t.bodyIdleTimeoutNanos = UInt64(timeouts.bodyIdleMs) * 1_000_000
         t.tickIntervalMillis = timeouts.tickMs
         t.shutdownTimeoutNanos = UInt64(timeouts.shutdownMs) * 1_000_000
         t.webSocket = WebSocketStateMachine.Configuration(
@@ -277,6 +280,7 @@ extension HubbubConfiguration {
         try v.int("limits.maxRequestBytes", &limits.maxRequestBytes, 256...(1 << 20))
         try v.int("limits.maxHeaders", &limits.maxHeaders, 4...1000)
         try v.int("timeouts.handshakeMs", &timeouts.handshakeMs, 100...600_000)
+        try v.int("timeouts.bodyIdleMs", &timeouts.bodyIdleMs, 100...600_000)
         try v.int("timeouts.pingIntervalMs", &timeouts.pingIntervalMs, 0...3_600_000)
         try v.int("timeouts.pongTimeoutMs", &timeouts.pongTimeoutMs, 100...3_600_000)
         try v.int("timeouts.idleMs", &timeouts.idleMs, 0...86_400_000)

@@ -13,6 +13,8 @@ public enum Route: Sendable {
     case webSocket(WebSocketEndpoint)
     /// Answer with a plain HTTP response and close.
     case http(status: Int, contentType: String, body: [UInt8], headers: [(String, String)])
+    /// Read the request's body and stream it to this endpoint's handler, which answers when it likes.
+    case body(HTTPBodyEndpoint)
 
     /// A plain text answer.
     public static func text(_ status: Int, _ body: String) -> Route {
@@ -47,4 +49,62 @@ public protocol WebSocketHandler: AnyObject {
 
 extension WebSocketHandler {
     public func onClose(code: CloseCode, reason: String, connection: WebSocketConnection) {}
+}
+
+/// An endpoint that takes a request body (`POST /api/...`): the transport reads the body as it
+/// arrives (Content-Length or chunked, `Expect: 100-continue`), hands it over in pieces, answers
+/// 413 past `maxBytes`, 400 for malformed framing and 408 when the sender stalls, and keeps the
+/// connection for the next request once the handler has answered.
+public struct HTTPBodyEndpoint: Sendable {
+    /// Largest body this endpoint takes (413 beyond it, before any of it is read when the
+    /// Content-Length says so).
+    public var maxBytes: Int
+    /// Makes the handler of one request (loop thread); it answers through the exchange.
+    public var makeHandler: @Sendable (HTTPHead, HTTPExchange) -> any HTTPBodyHandler
+
+    public init(maxBytes: Int, makeHandler: @escaping @Sendable (HTTPHead, HTTPExchange) -> any HTTPBodyHandler) {
+        self.maxBytes = maxBytes
+        self.makeHandler = makeHandler
+    }
+}
+
+/// Receives one request's body on its connection's loop thread, in order: pieces, then the end
+/// or an abort. It answers through its `HTTPExchange`, from any thread, once (later answers are
+/// ignored); an answer before the end of the body closes the connection after it.
+public protocol HTTPBodyHandler: AnyObject {
+    /// The next piece of the body; the bytes are valid only during the call.
+    func onBodyPart(_ bytes: UnsafeRawBufferPointer)
+    /// The body is complete (with the trailer fields of a chunked body).
+    func onBodyEnd(trailers: [HTTPBodyParser.HTTPField])
+    /// The request ended without a complete body (malformed, too large, too slow, connection lost):
+    /// the transport has answered or the connection is gone; drop what was gathered.
+    func onAbort(reason: String)
+}
+
+/// One request on its connection, from any thread: answer it, or hold its body back while the
+/// handler catches up (reading pauses; the sender's TCP window fills).
+public struct HTTPExchange: Sendable {
+    let connection: ConnectionHandle
+    /// Which request of the connection this is (keep-alive): an answer for an earlier one is dropped.
+    let number: UInt32
+
+    /// Sends the response (once; the first answer wins).
+    public func respond(status: Int, contentType: String = "text/plain; charset=utf-8", body: [UInt8],
+                        headers: [(String, String)] = []) {
+        let number = self.number
+        connection.loop.execute { loop in
+            loop.connection(for: connection)?.answerExchange(number, status: status, contentType: contentType, body: body, headers: headers)
+        }
+    }
+
+    /// Stops reading the body until `resumeReading`.
+    public func pauseReading() { setReading(false) }
+
+    /// Reads the body again.
+    public func resumeReading() { setReading(true) }
+
+    private func setReading(_ on: Bool) {
+        let number = self.number
+        connection.loop.execute { loop in loop.connection(for: connection)?.setExchangeReading(number, on) }
+    }
 }

@@ -339,8 +339,19 @@ public final class EventLoop: @unchecked Sendable {
     func setWriteInterest(_ c: WebSocketConnection, _ on: Bool) {
         guard c.epollOut != on, !c.outputOnly else { return }
         c.epollOut = on
-        let events = UInt32(CLINUX_EPOLLIN | CLINUX_EPOLLRDHUP) | (on ? UInt32(CLINUX_EPOLLOUT) : 0)
-        _ = clinux_epoll_mod(epfd, c.fd, events, UInt64(c.fd))
+        updateInterest(c)
+    }
+
+    /// Stops or restarts reading a connection's input (a request body's handler catching up).
+    func setReadInterest(_ c: WebSocketConnection, _ on: Bool) {
+        guard c.readPaused == on, !c.outputOnly else { return }
+        c.readPaused = !on
+        updateInterest(c)
+    }
+
+    private func updateInterest(_ c: WebSocketConnection) {
+        let input = c.readPaused ? 0 : UInt32(CLINUX_EPOLLIN | CLINUX_EPOLLRDHUP)
+        _ = clinux_epoll_mod(epfd, c.fd, input | (c.epollOut ? UInt32(CLINUX_EPOLLOUT) : 0), UInt64(c.fd))
     }
 
     /// Watches only for writability (the peer has stopped sending; its EOF would fire forever).

@@ -24,6 +24,9 @@ public struct TransportConfiguration: Sendable {
     public var maxOutboundBytes: Int = 1 << 20
     /// Limits on the HTTP request head.
     public var http: HTTPHeadParser.Limits = .init()
+    /// Longest a request body may go without a byte arriving (408 after it): slow senders cannot
+    /// hold a connection by trickling.
+    public var bodyIdleTimeoutNanos: UInt64 = 10_000_000_000
     /// Frame and message limits, keepalive and close timers.
     public var webSocket: WebSocketStateMachine.Configuration = .init()
     /// Time to let clients go after SIGTERM before the process exits anyway.

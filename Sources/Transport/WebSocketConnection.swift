@@ -4,7 +4,8 @@ import WebSocket
 import Glibc
 #endif
 
-/// One TCP connection on its loop: TLS (optional), the HTTP head, then WebSocket frames.
+/// One TCP connection on its loop: TLS (optional), the HTTP head, then WebSocket frames, or a
+/// request body and its answer (then the next request: see `WebSocketConnection+HTTPExchange.swift`).
 /// Confined to its loop's thread; use `handle` to reach it from elsewhere.
 public final class WebSocketConnection {
     /// Where the connection is in its life.
@@ -15,6 +16,10 @@ public final class WebSocketConnection {
         case tlsHandshake
         /// Reading the HTTP request (server) or the upgrade response (client).
         case httpHead
+        /// Reading a request's body for an `HTTPBodyEndpoint`'s handler.
+        case readingBody
+        /// The body is read; waiting for the handler's answer (input is not read meanwhile).
+        case awaitingAnswer
         /// WebSocket frames flow.
         case webSocket
         /// Writing the last bytes (a close frame or an HTTP answer), then closing.
@@ -45,6 +50,8 @@ public final class WebSocketConnection {
     @exclusivity(unchecked) var epollOut = false
     /// Input is no longer watched (the peer sent EOF while we still write).
     @exclusivity(unchecked) var outputOnly = false
+    /// Input is not read for now (a body's handler is catching up, or an answer is awaited).
+    @exclusivity(unchecked) var readPaused = false
     /// A close frame is in the queue: nothing may follow it. (Replies to messages that arrived
     /// before a protocol error still go out first, in order.)
     @exclusivity(unchecked) private var closeQueued = false
@@ -59,14 +66,14 @@ public final class WebSocketConnection {
     /// The peer's IP address.
     public let remoteAddress: String
     /// Handshake deadline, or close deadline while closing (0: none).
-    @exclusivity(unchecked) private var deadline: UInt64
+    @exclusivity(unchecked) var deadline: UInt64
     private var closeReason = ""
     /// The subprotocol agreed in the handshake.
     public private(set) var subprotocol: String?
-    @exclusivity(unchecked) private var extras: Extras?
+    @exclusivity(unchecked) private(set) var extras: Extras?
 
     /// What a connection needs only during its handshake or only in some configurations.
-    private final class Extras {
+    final class Extras {
         /// Reads the HTTP request (server) or the upgrade response (client) until the handshake is done.
         var http: HTTPHeadParser?
         /// A client connection's settings until its handshake is done.
@@ -74,18 +81,22 @@ public final class WebSocketConnection {
         /// This connection's own compressor, made on first use and only when its compression keeps
         /// context between messages (it costs about 256 KiB).
         var ownDeflater: Deflater?
-        var isEmpty: Bool { http == nil && client == nil && ownDeflater == nil }
+        /// The request whose body is being read or whose answer is awaited.
+        var exchange: ExchangeState?
+        /// Requests answered on this connection so far (keep-alive), to number the next one.
+        var exchanges: UInt32 = 0
+        var isEmpty: Bool { http == nil && client == nil && ownDeflater == nil && exchange == nil && exchanges == 0 }
     }
 
     /// The Extras, made when first needed.
-    private var madeExtras: Extras {
+    var madeExtras: Extras {
         if let e = extras { return e }
         let e = Extras()
         extras = e
         return e
     }
 
-    private func dropEmptyExtras() {
+    func dropEmptyExtras() {
         if extras?.isEmpty == true { extras = nil }
     }
 
@@ -194,6 +205,10 @@ public final class WebSocketConnection {
             var actions = takeActions()
             ws!.tick(now: now, into: &actions)
             perform(&actions)
+        case .readingBody:
+            if now >= deadline { bodyStalled() }
+        case .awaitingAnswer:
+            break
         case .closing, .lingering:
             if now >= deadline { closeNow(code: closeCode, reason: closeReason) }
         case .closed:
@@ -203,7 +218,7 @@ public final class WebSocketConnection {
 
     // MARK: TLS
 
-    private func driveTLS() {
+    func driveTLS() {
         guard let tls else { return }
         if !tls.handshakeDone {
             switch tls.handshake() {
@@ -226,7 +241,7 @@ public final class WebSocketConnection {
                 if isClient { sendClientRequest() } else { phase = .httpHead }
             }
         }
-        while phase != .closed {
+        while phase != .closed && !readPaused {
             guard let n = tls.readPlaintext(into: loop.plainBuffer) else {
                 flushTLSOutput()
                 if phase == .closing { return finishAfterPeerEOF() }
@@ -247,7 +262,7 @@ public final class WebSocketConnection {
 
     // MARK: Input
 
-    private func received(_ bytes: UnsafeRawBufferPointer) {
+    func received(_ bytes: UnsafeRawBufferPointer) {
         switch phase {
         case .httpHead:
             switch extras!.http!.feed(bytes) {
@@ -268,6 +283,10 @@ public final class WebSocketConnection {
             loop.stats.framesIn += Int(ws!.framesReceived)
             ws!.framesReceived = 0
             perform(&actions)
+        case .readingBody:
+            receivedBody(bytes)
+        case .awaitingAnswer:
+            holdNextRequest(bytes)
         default:
             return
         }
@@ -309,6 +328,8 @@ public final class WebSocketConnection {
         case .http(let status, let contentType, let body, let headers):
             loop.shared.metrics.httpRequests.increment()
             respondAndClose(HTTPResponse.make(status: status, headers: headers, contentType: contentType, body: body))
+        case .body(let endpoint):
+            startExchange(head, endpoint, remainder: remainder)
         case .webSocket(let endpoint):
             guard Handshake.isUpgradeRequest(head) else {
                 loop.shared.metrics.handshakeFailed("not_upgrade")
@@ -348,7 +369,8 @@ public final class WebSocketConnection {
         deadline = 0
     }
 
-    private func respondAndClose(_ response: [UInt8]) {
+    func respondAndClose(_ response: [UInt8]) {
+        if readPaused { loop.setReadInterest(self, true) } // to see the peer's FIN while lingering
         enqueue(SharedBytes.copy(response), bounded: false, countFrame: false)
         closeCode = .abnormal
         closeReason = "HTTP response sent"
@@ -430,7 +452,7 @@ public final class WebSocketConnection {
         }
     }
 
-    private func enqueue(_ bytes: SharedBytes, bounded: Bool, countFrame: Bool = true, message: Bool = false) {
+    func enqueue(_ bytes: SharedBytes, bounded: Bool, countFrame: Bool = true, message: Bool = false) {
         if countFrame { loop.stats.framesOut += 1 }
         if message { loop.stats.messagesOut += 1 }
         if let tls {
@@ -520,6 +542,7 @@ public final class WebSocketConnection {
             h?.onClose(code: code, reason: reason, connection: self)
         }
         if extras?.client != nil { failClient("closed: \(reason)") }
+        if let exchange = extras?.exchange { exchange.abort("connection closed: \(reason)") }
         queue = OutboundQueue()
         ws = nil
         tls = nil

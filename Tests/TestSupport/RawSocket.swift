@@ -85,6 +85,17 @@ public final class RawSocket {
         }
     }
 
+    /// Reads a whole HTTP response (head and a Content-Length body): status, head, body.
+    public func readHTTPResponse() -> (status: Int, head: String, body: [UInt8])? {
+        guard let (status, head) = readHTTPHead() else { return nil }
+        let length = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+            .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) } ?? 0
+        while buffer.count < length { if !fill() { return nil } }
+        let body = Array(buffer[..<length])
+        buffer.removeSubrange(..<length)
+        return (status, head, body)
+    }
+
     /// Whether the peer closed the connection (EOF) within the read timeout.
     public func readsEOF() -> Bool {
         while true {

@@ -1,0 +1,139 @@
+import WebSocket
+
+/// One request with a body, on its connection: the body parser, the endpoint's handler, and what
+/// the connection does once it is answered. Loop-confined.
+final class ExchangeState {
+    let number: UInt32
+    var parser: HTTPBodyParser
+    /// nil once it has answered or been told of an abort: it hears nothing more.
+    var handler: (any HTTPBodyHandler)?
+    /// Whether the connection may take another request after the answer.
+    let keepAlive: Bool
+    /// Input that arrived after the body (the next request, pipelined), held until the answer.
+    var pending: [UInt8] = []
+    /// The handler asked to stop reading.
+    var pausedByHandler = false
+
+    init(number: UInt32, parser: HTTPBodyParser, keepAlive: Bool) {
+        self.number = number
+        self.parser = parser
+        self.keepAlive = keepAlive
+    }
+
+    func abort(_ reason: String) {
+        let h = handler
+        handler = nil
+        h?.onAbort(reason: reason)
+    }
+}
+
+extension WebSocketConnection {
+    /// Starts reading a request's body for `endpoint` (or refuses it at once, from its head alone).
+    func startExchange(_ head: HTTPHead, _ endpoint: HTTPBodyEndpoint, remainder: [UInt8]) {
+        let framing: HTTPBodyFraming
+        switch HTTPBodyFraming.of(head) {
+        case .failure(let e): return refuseRequest(e)
+        case .success(let f): framing = f
+        }
+        if case .length(let n) = framing, n > endpoint.maxBytes {
+            return refuseRequest(HTTPError(413, "request body larger than \(endpoint.maxBytes) bytes"))
+        }
+        if let expect = head.value("Expect") {
+            guard expect.lowercased() == "100-continue" else { return refuseRequest(HTTPError(417, "unsupported Expect: \(expect)")) }
+            // The client waits for this before sending the body; it is sent only to a body we will read.
+            if framing != .none { enqueue(SharedBytes.copy(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)), bounded: false, countFrame: false) }
+        }
+        let extras = madeExtras
+        extras.exchanges &+= 1
+        let keepAlive = head.startLine.2 == "HTTP/1.1" && !head.hasToken("Connection", "close")
+        let exchange = ExchangeState(number: extras.exchanges,
+                                     parser: HTTPBodyParser(framing: framing, limits: .init(maxBytes: endpoint.maxBytes)),
+                                     keepAlive: keepAlive)
+        extras.exchange = exchange
+        exchange.handler = endpoint.makeHandler(head, HTTPExchange(connection: handle, number: exchange.number))
+        guard phase != .closed else { return }
+        phase = .readingBody
+        deadline = loop.now + loop.configuration.bodyIdleTimeoutNanos
+        remainder.withUnsafeBytes { receivedBody($0) }
+    }
+
+    /// Feeds body bytes to the parser and their data to the handler.
+    func receivedBody(_ bytes: UnsafeRawBufferPointer) {
+        guard let exchange = extras?.exchange else { return }
+        deadline = loop.now + loop.configuration.bodyIdleTimeoutNanos
+        var data: [Range<Int>] = []
+        let progress = exchange.parser.feed(bytes, data: &data)
+        for range in data where !range.isEmpty {
+            exchange.handler?.onBodyPart(UnsafeRawBufferPointer(rebasing: bytes[range]))
+        }
+        switch progress {
+        case .needMore:
+            return
+        case .error(let e):
+            exchange.abort(e.message)
+            refuseRequest(e)
+        case .complete(let consumed, let trailers):
+            phase = .awaitingAnswer
+            deadline = 0
+            // Whatever follows is the next request: kept, and input paused, until the answer.
+            exchange.pending = Array(bytes[consumed...])
+            loop.setReadInterest(self, false)
+            let h = exchange.handler
+            h?.onBodyEnd(trailers: trailers)
+        }
+    }
+
+    /// Input that arrived while the answer is awaited (read before the pause took effect).
+    func holdNextRequest(_ bytes: UnsafeRawBufferPointer) {
+        guard let exchange = extras?.exchange else { return }
+        exchange.pending += Array(bytes)
+        loop.setReadInterest(self, false)
+    }
+
+    /// The sender stopped sending mid-body.
+    func bodyStalled() {
+        extras?.exchange?.abort("request body timed out")
+        refuseRequest(HTTPError(408, "the request body stopped arriving"))
+    }
+
+    /// The handler's answer to request `number`. After a complete body on a keep-alive
+    /// connection, the connection goes back to reading the next request's head (what was held
+    /// is parsed first); otherwise it closes after the answer.
+    func answerExchange(_ number: UInt32, status: Int, contentType: String, body: [UInt8], headers: [(String, String)]) {
+        guard let exchange = extras?.exchange, exchange.number == number, exchange.handler != nil else { return }
+        exchange.handler = nil
+        extras?.exchange = nil
+        loop.shared.metrics.httpRequests.increment()
+        let reuse = phase == .awaitingAnswer && exchange.keepAlive
+        let response = HTTPResponse.make(status: status, headers: headers, contentType: contentType, body: body, keepAlive: reuse)
+        guard reuse else { return respondAndClose(response) }
+        enqueue(SharedBytes.copy(response), bounded: false, countFrame: false)
+        guard phase != .closed else { return }
+        phase = .httpHead
+        deadline = loop.now + loop.configuration.handshakeTimeoutNanos
+        madeExtras.http = HTTPHeadParser(kind: .request, limits: loop.configuration.http)
+        loop.setReadInterest(self, true)
+        if !exchange.pending.isEmpty { exchange.pending.withUnsafeBytes { received($0) } }
+        if isSecure, phase == .httpHead { driveTLS() } // plaintext decrypted before the pause
+    }
+
+    /// Pauses or resumes reading request `number`'s body (its handler's back-pressure).
+    func setExchangeReading(_ number: UInt32, _ on: Bool) {
+        guard let exchange = extras?.exchange, exchange.number == number, phase == .readingBody else { return }
+        exchange.pausedByHandler = !on
+        loop.setReadInterest(self, on)
+        if on {
+            deadline = loop.now + loop.configuration.bodyIdleTimeoutNanos
+            if isSecure { driveTLS() }
+        } else {
+            deadline = .max // a paused body is not the sender's delay
+        }
+    }
+
+    /// Answers a request we will not handle and closes (its body, if any, is not read).
+    private func refuseRequest(_ e: HTTPError) {
+        loop.shared.metrics.httpRequests.increment()
+        extras?.exchange = nil
+        respondAndClose(HTTPResponse.error(e))
+    }
+}

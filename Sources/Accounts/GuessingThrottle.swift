@@ -139,10 +139,10 @@ public struct GuessingThrottle: Sendable {
         if suspects.count > limit {
             suspects = suspects.filter { now - $0.value < window }
             if suspects.count > keep {
-                let accounts = self.accounts
-                let count = { (pair: Pair) in accounts[pair.account]?.count ?? 0 }
-                let kept = suspects.sorted { (count($0.key), $0.value) > (count($1.key), $1.value) }.prefix(keep)
-                suspects = Dictionary(uniqueKeysWithValues: kept.map { ($0.key, $0.value) })
+                // Each pair's account count looked up once, not at every comparison.
+                let ranked = suspects.map { (count: accounts[$0.key.account]?.count ?? 0, at: $0.value, pair: $0.key) }
+                let kept = ranked.sorted { ($0.count, $0.at) > ($1.count, $1.at) }.prefix(keep)
+                suspects = Dictionary(uniqueKeysWithValues: kept.map { ($0.pair, $0.at) })
             }
         }
     }

@@ -2,6 +2,7 @@
 #include "CLinux.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -215,3 +216,7 @@ uint64_t clinux_now_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 void clinux_set_thread_name(const char *name) { pthread_setname_np(pthread_self(), name); }
+
+size_t clinux_heap_in_use(void) {
+    return mallinfo2().uordblks;
+}

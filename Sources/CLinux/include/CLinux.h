@@ -64,4 +64,6 @@ long clinux_rss_kb(void);
 uint64_t clinux_now_ns(void);
 /// Names the calling thread (for top and gdb).
 void clinux_set_thread_name(const char *name);
+/// Heap bytes in use by glibc's allocator (mallinfo2's uordblks): what live structures hold.
+size_t clinux_heap_in_use(void);
 #endif

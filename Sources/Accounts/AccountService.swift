@@ -31,6 +31,8 @@ public actor AccountService {
     private let connections: (any SignedInConnections)?
     private var throttle: GuessingThrottle
     private var signups: AddressBudget
+    /// Who hides which list, for other domains' hot paths.
+    nonisolated let privacy = PrivacyIndex()
 
     private let store: Store
     private let tokens: Tokens
@@ -58,6 +60,13 @@ public actor AccountService {
         }
         revoked = Dictionary(rows, uniquingKeysWith: max)
         pruneAt = max(1024, revoked.count * 2)
+        let hiding = try store.readNow { db in
+            try PrivateList.allCases.map { list in
+                (list, try String.fetchAll(db, sql: "SELECT id FROM user WHERE privacy_\(list.rawValue) = ? AND deleted_at IS NULL",
+                                          arguments: [Audience.nobody.rawValue]))
+            }
+        }
+        for (list, users) in hiding { for user in users { privacy.set(list, user, .nobody) } }
     }
 
     /// Revoked tokens remembered (tests and metrics).
@@ -233,6 +242,7 @@ public actor AccountService {
         } catch {
             throw ProtocolError(.unavailable, "could not delete the account")
         }
+        privacy.forget(userID)
         await connections?.end(user: userID, keeping: nil, reason: "account deleted")
     }
 
@@ -312,28 +322,6 @@ public actor AccountService {
         return found
     }
 
-    /// Those of `users` who hide their `list` from everyone else.
-    public func hiding(_ list: PrivateList, among users: [String]) async throws(ProtocolError) -> Set<String> {
-        guard !users.isEmpty else { return [] }
-        let column = "privacy_\(list.rawValue)"
-        do {
-            return try await store.read { db in
-                var hidden: Set<String> = []
-                // In chunks: SQLite caps the parameters of one statement.
-                for start in stride(from: 0, to: users.count, by: 500) {
-                    let chunk = Array(users[start..<min(users.count, start + 500)])
-                    let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
-                    hidden.formUnion(try String.fetchAll(db, sql: """
-                        SELECT id FROM user WHERE id IN (\(marks)) AND \(column) = '\(Audience.nobody.rawValue)'
-                        """, arguments: StatementArguments(chunk)))
-                }
-                return hidden
-            }
-        } catch {
-            throw ProtocolError(.unavailable, "could not read accounts")
-        }
-    }
-
     /// Updates the caller's own profile with the fields given.
     public func updateProfile(_ id: String, args: Args) async throws(ProtocolError) -> JSON {
         var sets: [String] = []
@@ -355,6 +343,7 @@ public actor AccountService {
             sets.append("alias = ?")
             values.append(alias?.isEmpty == false ? alias : nil)
         }
+        var audiences: [(PrivateList, Audience)] = []
         if let privacy = args.value["privacy"], privacy != .null {
             guard case .object(let fields) = privacy else { throw .badRequest("privacy must be an object {checkins?, votes?, requests?}") }
             for (key, value) in fields {
@@ -366,6 +355,7 @@ public actor AccountService {
                 }
                 sets.append("privacy_\(list.rawValue) = ?")
                 values.append(audience.rawValue)
+                audiences.append((list, audience))
             }
         }
         guard !sets.isEmpty else {
@@ -378,6 +368,7 @@ public actor AccountService {
         } catch {
             throw ProtocolError(.unavailable, "could not save the profile")
         }
+        for (list, audience) in audiences { privacy.set(list, id, audience) }
         return try await profile(id)
     }
 }

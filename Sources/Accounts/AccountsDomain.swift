@@ -127,9 +127,7 @@ public struct AccountsDomain: Domain {
     struct Users: UserDirectory {
         let accounts: AccountService
         func exists(_ user: String) async -> Bool { ((try? await accounts.user(user)) ?? nil) != nil }
-        func hiding(_ list: PrivateList, among users: [String]) async throws(ProtocolError) -> Set<String> {
-            try await accounts.hiding(list, among: users)
-        }
+        func hides(_ list: PrivateList, _ user: String) -> Bool { accounts.privacy.hides(list, user) }
     }
 }
 

@@ -23,8 +23,9 @@ public final class Capabilities: Sendable {
 /// (venues add co-owners) and whom they show their activity to (`profile.update {privacy}`).
 public protocol UserDirectory: Sendable {
     func exists(_ user: String) async -> Bool
-    /// Those of `users` who hide their `list` from everyone else (unknown users hide nothing).
-    func hiding(_ list: PrivateList, among users: [String]) async throws(ProtocolError) -> Set<String>
+    /// Whether `user` hides their `list` from everyone else (unknown users hide nothing). From
+    /// memory: cheap enough for every vote's push.
+    func hides(_ list: PrivateList, _ user: String) -> Bool
 }
 
 /// The lists of a user's activity a user may hide (protocol.md `privacy`).
@@ -39,9 +40,9 @@ public enum Audience: String, Sendable, CaseIterable {
 
 extension UserDirectory {
     /// Throws `forbidden` when `viewer` may not see `user`'s `list`; a user always sees their own.
-    public func requireVisible(_ list: PrivateList, of user: String, to viewer: String) async throws(ProtocolError) {
+    public func requireVisible(_ list: PrivateList, of user: String, to viewer: String) throws(ProtocolError) {
         guard user != viewer else { return }
-        if try await hiding(list, among: [user]).contains(user) {
+        if hides(list, user) {
             throw .forbidden("\(user) keeps their \(list.rawValue) private")
         }
     }

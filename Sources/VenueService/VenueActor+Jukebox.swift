@@ -10,19 +10,19 @@ extension VenueActor {
         try await requireOwner(user, "set the playlist")
         let now = Date().timeIntervalSince1970
         try apply(cause: nil) { try $0.setPlaylist(uri: uri, creator: creator, tracks: tracks, now: now) }
-        commit(.whole(jukebox.records), reply: reply, result: ["playlist": jukebox.snapshotJSON])
+        commit(.whole(jukebox.records), reply: reply, result: ["playlist": playlistJSON])
     }
 
     func resetPlaylist(by user: String, reply: Replier) async throws(ProtocolError) {
         try await requireOwner(user, "reset the playlist")
         try apply(cause: nil) { try $0.reset() }
-        commit(.whole(jukebox.records), reply: reply, result: ["playlist": jukebox.snapshotJSON])
+        commit(.whole(jukebox.records), reply: reply, result: ["playlist": playlistJSON])
     }
 
     func clearVotes(by user: String, reply: Replier) async throws(ProtocolError) {
         try await requireOwner(user, "clear the votes")
         try apply(cause: nil) { try $0.clearVotes() }
-        commit(.votesCleared, reply: reply, result: ["playlist": jukebox.snapshotJSON])
+        commit(.votesCleared, reply: reply, result: ["playlist": playlistJSON])
     }
 
     func removePlaylist(by user: String, reply: Replier) async throws(ProtocolError) {
@@ -69,18 +69,18 @@ extension VenueActor {
 
     func vote(by user: String, uri: String, reply: Replier) throws(ProtocolError) {
         let now = Date().timeIntervalSince1970
-        try apply(cause: Cause(action: .vote, by: user, track: uri)) { try $0.vote(user: user, uri: uri, now: now) }
+        try apply(cause: cause(.vote, by: user, track: uri)) { try $0.vote(user: user, uri: uri, now: now) }
         commitVote(user: user, uri: uri, now: now, reply: reply)
     }
 
     func unvote(by user: String, uri: String, reply: Replier) throws(ProtocolError) {
-        try apply(cause: Cause(action: .unvote, by: user, track: uri)) { try $0.unvote(user: user, uri: uri) }
+        try apply(cause: cause(.unvote, by: user, track: uri)) { try $0.unvote(user: user, uri: uri) }
         commit(.unvote(uri: uri, user: user), reply: reply, result: ["track": .string(uri), "votes": .int(jukebox.voteCount(of: uri))])
     }
 
     func request(by user: String, track: Track, reply: Replier) throws(ProtocolError) {
         let now = Date().timeIntervalSince1970
-        let change = try apply(cause: Cause(action: .request, by: user, track: track.uri)) { try $0.request(user: user, track: track, now: now) }
+        let change = try apply(cause: cause(.request, by: user, track: track.uri)) { try $0.request(user: user, track: track, now: now) }
         guard case .requested = change, let queued = jukebox.queueRecord(of: track.uri),
               let vote = jukebox.voteRecord(user: user, uri: track.uri) else {
             // Already queued: the request was a vote.
@@ -105,8 +105,15 @@ extension VenueActor {
         return (jukebox.voters(of: uri), jukebox.requester(of: uri))
     }
 
-    /// UC19: the playlist as it is.
-    var playlistJSON: JSON { jukebox.snapshotJSON }
+    /// UC19: the playlist as it is (a requester who hides their requests shows as `null`).
+    var playlistJSON: JSON { jukebox.snapshotJSON { self.directory.hides(.requests, $0) } }
+
+    /// Who did what, as everyone may see it: nameless when the user hides that kind of action.
+    private func cause(_ action: Cause.Action, by user: String, track: String) -> Cause {
+        var c = Cause(action: action, by: user, track: track)
+        if directory.hides(c.list, user) { c.by = nil }
+        return c
+    }
 
     // MARK: Applying
 
@@ -133,11 +140,11 @@ extension VenueActor {
     private func push(_ change: JukeboxChange, cause: Cause?) {
         switch change {
         case .playlistSet, .reset:
-            publish(.snapshot, jukebox.snapshotJSON)
+            publish(.snapshot, playlistJSON)
         case .moved(let uri, let index):
             publish(.trackMoved, jukebox.movedJSON(uri, index: index, cause: cause))
         case .requested(let track, let by, let index):
-            publish(.trackRequested, ["track": track.json, "by": .string(by)])
+            publish(.trackRequested, ["track": track.json, "by": directory.hides(.requests, by) ? .null : .string(by)])
             if let index {
                 publish(.trackMoved, jukebox.movedJSON(track.uri, index: index, cause: cause))
             } else {

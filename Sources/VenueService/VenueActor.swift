@@ -53,7 +53,7 @@ public actor VenueActor: RoomHost {
         if let successor = try takeOver() { return try await successor.subscribe(reply: reply, since: since) }
         lastActivity = Date().timeIntervalSince1970
         room.subscribe(reply.member, since: since, now: lastActivity, reply: reply) {
-            ["venue": venue.json, "checkedIn": .int(checkedIn), "playlist": jukebox.snapshotJSON]
+            ["venue": venue.json, "checkedIn": .int(checkedIn), "playlist": playlistJSON]
         }
     }
 

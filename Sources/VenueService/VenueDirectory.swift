@@ -23,6 +23,9 @@ public final class VenueDirectory: Sendable {
     let store: Store
     let sink: any PushSink
     let configuration: Configuration
+    /// Whether a user hides a list of theirs (`profile.update {privacy}`): their name is then left
+    /// out of what the venue shows everyone (pushes' `cause.by`, a track's requester, its voters).
+    let hides: @Sendable (PrivateList, String) -> Bool
     private struct Live {
         var actors: [String: VenueActor] = [:]
         /// The last actor retired per venue, while no newer one was made: only it may come back.
@@ -34,10 +37,12 @@ public final class VenueDirectory: Sendable {
     }
     private let live = Mutex(Live())
 
-    public init(store: Store, sink: any PushSink, configuration: Configuration) {
+    public init(store: Store, sink: any PushSink, configuration: Configuration,
+                hides: @escaping @Sendable (PrivateList, String) -> Bool = { _, _ in false }) {
         self.store = store
         self.sink = sink
         self.configuration = configuration
+        self.hides = hides
     }
 
     // MARK: Profiles (UC5, UC6, UC16, UC17, UC18)

@@ -1,3 +1,4 @@
+import DomainSeam
 import Realtime
 import Venues
 
@@ -30,13 +31,17 @@ struct Cause: Sendable {
     }
 
     var action: Action
-    var by: String
+    /// Who; nil when they hide that kind of action (`privacy`): `by` is then `null` for everyone.
+    var by: String?
     var track: String
 
+    /// The list of its author's that an action belongs to.
+    var list: PrivateList { action == .request ? .requests : .votes }
+
     /// `{action, by}` on `track.moved` (the track is the push's own `track`).
-    var shortJSON: JSON { ["action": .string(action.rawValue), "by": .string(by)] }
+    var shortJSON: JSON { ["action": .string(action.rawValue), "by": by.map { .string($0) } ?? .null] }
     /// `{action, by, track}` on `playlist.reordered`.
-    var json: JSON { ["action": .string(action.rawValue), "by": .string(by), "track": .string(track)] }
+    var json: JSON { ["action": .string(action.rawValue), "by": by.map { .string($0) } ?? .null, "track": .string(track)] }
 }
 
 extension Jukebox {
@@ -55,13 +60,15 @@ extension Jukebox {
         return .object(pairs)
     }
 
-    /// UC19: the current playlist (a subscribe's `snapshot.playlist`, `playlist.snapshot`, `venue.playlist.get`).
-    var snapshotJSON: JSON {
+    /// UC19: the current playlist (a subscribe's `snapshot.playlist`, `playlist.snapshot`,
+    /// `venue.playlist.get`); a requester who hides their requests shows as `null`.
+    func snapshotJSON(hidesRequests: (String) -> Bool) -> JSON {
         let s = snapshot
         return ["playlist": s.playlist.map { ["uri": .string($0.uri), "creator": .string($0.creator)] } ?? .null,
                 "nowPlaying": s.nowPlaying.map { .string($0) } ?? .null,
                 "tracks": .array(s.tracks.map { e in
-                    ["track": e.track.json, "votes": .int(e.votes), "requester": e.requester.map { .string($0) } ?? .null]
+                    ["track": e.track.json, "votes": .int(e.votes),
+                     "requester": e.requester.flatMap { hidesRequests($0) ? nil : JSON.string($0) } ?? .null]
                 }),
                 "settings": settings.json]
     }

@@ -57,26 +57,23 @@ extension VenuesDomain {
             .user("venue.track.voters", .read, VenueTrackArgs.self) { c throws(ProtocolError) in
                 let (voters, requester) = try await venues.actor(for: c.args.venue).voters(of: c.args.track)
                 // Who hides their votes (or requests) is left out for everyone but themselves, and counted.
-                let users = capabilities.resolve(UserDirectory.self)
-                let hidingVotes = try await users?.hiding(.votes, among: voters.filter { $0 != c.user }) ?? []
-                var shownRequester = requester
-                if let r = requester, r != c.user, try await users?.hiding(.requests, among: [r]).contains(r) == true {
-                    shownRequester = nil
-                }
-                return .reply(["track": .string(c.args.track), "voters": .array(voters.filter { !hidingVotes.contains($0) }.map { .string($0) }),
-                               "hiddenVoters": .int(hidingVotes.count), "requester": shownRequester.map { .string($0) } ?? .null])
+                let hides = venues.hides
+                let hidden = Set(voters.filter { $0 != c.user && hides(.votes, $0) })
+                let shownRequester = requester.flatMap { $0 != c.user && hides(.requests, $0) ? nil : $0 }
+                return .reply(["track": .string(c.args.track), "voters": .array(voters.filter { !hidden.contains($0) }.map { .string($0) }),
+                               "hiddenVoters": .int(hidden.count), "requester": shownRequester.map { .string($0) } ?? .null])
             },
             .user("venue.playlist.get", .read, VenueArgs.self) { c throws(ProtocolError) in
                 .reply(["playlist": try await venues.actor(for: c.args.venue).playlistJSON])
             },
             .user("user.votes", .read, UserArgument.self) { c throws(ProtocolError) in
                 let user = c.args.user ?? c.user
-                try await capabilities.resolve(UserDirectory.self)?.requireVisible(.votes, of: user, to: c.user)
+                try capabilities.resolve(UserDirectory.self)?.requireVisible(.votes, of: user, to: c.user)
                 return .reply(["votes": .array(try await venues.trackActions(of: user, .vote))])
             },
             .user("user.requests", .read, UserArgument.self) { c throws(ProtocolError) in
                 let user = c.args.user ?? c.user
-                try await capabilities.resolve(UserDirectory.self)?.requireVisible(.requests, of: user, to: c.user)
+                try capabilities.resolve(UserDirectory.self)?.requireVisible(.requests, of: user, to: c.user)
                 return .reply(["requests": .array(try await venues.trackActions(of: user, .request))])
             },
         ]
@@ -119,7 +116,7 @@ extension VenuesDomain {
             },
             .user("user.checkins", .read, UserArgument.self) { c throws(ProtocolError) in
                 let user = c.args.user ?? c.user
-                try await capabilities.resolve(UserDirectory.self)?.requireVisible(.checkins, of: user, to: c.user)
+                try capabilities.resolve(UserDirectory.self)?.requireVisible(.checkins, of: user, to: c.user)
                 return .reply(["checkins": .array(try await venues.checkins(of: user))])
             },
         ]

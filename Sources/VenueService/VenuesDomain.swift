@@ -33,8 +33,11 @@ public struct VenuesDomain: Domain {
         configuration.history = context.roomHistory
         configuration.retireAfterSeconds = Double(context.settings[Self.retireAfterSeconds])
         configuration.maxSearchResults = context.settings[Self.maxSearchResults]
-        directory = VenueDirectory(store: context.store, sink: context.sink, configuration: configuration)
-        capabilities = context.capabilities
+        let capabilities = context.capabilities
+        directory = VenueDirectory(store: context.store, sink: context.sink, configuration: configuration) { list, user in
+            capabilities.resolve(UserDirectory.self)?.hides(list, user) ?? false
+        }
+        self.capabilities = capabilities
         sweeper = Sweeper(directory: directory, interval: Double(context.settings[Self.sweepSeconds]))
     }
 

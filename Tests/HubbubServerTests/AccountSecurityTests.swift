@@ -225,6 +225,31 @@ final class AccountSecurityTests: XCTestCase {
         XCTAssertEqual(votesShown, 1)
     }
 
+    func testHiddenVotesAndRequestsAreNamelessInTheVenueRoom() async throws {
+        let owner = try await ProtocolClient(url: server.url)
+        _ = try await signup(owner, "barowner")
+        let venue = try await owner.ok("venue.register", ["name": "The Pub", "address": "2 Main St", "postcode": "1000",
+                                                          "city": "Town", "country": "NL", "lat": 52.0, "lon": 4.0])
+        let venueID = venue["venue"]?["id"]?.string ?? ""
+        _ = try await owner.ok("venue.playlist.set", ["venue": .string(venueID), "playlistUri": "spotify:playlist:p", "creator": "dj",
+                                                      "tracks": [["uri": "spotify:track:1", "title": "One", "artist": "A"],
+                                                                 ["uri": "spotify:track:2", "title": "Two", "artist": "B"]]])
+        let watcher = try await ProtocolClient(url: server.url)
+        _ = try await signup(watcher, "watcher")
+        _ = try await watcher.ok("subscribe", ["room": .string("venue:\(venueID)")])
+        let shy = try await ProtocolClient(url: server.url)
+        let (shyID, _) = try await signup(shy, "shy")
+        _ = try await shy.ok("profile.update", ["privacy": ["votes": "nobody", "requests": "nobody"]])
+        _ = try await shy.ok("venue.vote", ["venue": .string(venueID), "track": "spotify:track:2"])
+        _ = try await shy.ok("venue.request", ["venue": .string(venueID), "track": ["uri": "spotify:track:3", "title": "Three", "artist": "C"]])
+        let pushes = try await watcher.waitForPushes(3)
+        XCTAssertFalse(pushes.map(\.encoded).joined().contains(shyID), "the room never names a user who hides: \(pushes.map(\.encoded))")
+        let requested = pushes.first { $0["event"]?.string == "track.requested" }
+        XCTAssertEqual(requested?["data"]?["by"], .null)
+        let snapshot = try await watcher.ok("venue.playlist.get", ["venue": .string(venueID)])
+        XCTAssertFalse(snapshot.encoded.contains(shyID), snapshot.encoded)
+    }
+
     func testAliasIsShownAndFallsBackToTheUsername() async throws {
         let c = try await ProtocolClient(url: server.url)
         let (id, _) = try await signup(c, "traveller")

@@ -1,0 +1,28 @@
+import DomainSeam
+import Synchronization
+
+/// Who hides which list (`profile.update {privacy}`), in memory for lookups on hot paths (every
+/// vote's push asks). Holds only the users who hide something; the store has the durable truth and
+/// fills it at start.
+final class PrivacyIndex: Sendable {
+    private let hidden = Mutex<[PrivateList: Set<String>]>([:])
+
+    func hides(_ list: PrivateList, _ user: String) -> Bool {
+        hidden.withLock { $0[list]?.contains(user) ?? false }
+    }
+
+    /// Records `user`'s audience for `list` (after it is stored).
+    func set(_ list: PrivateList, _ user: String, _ audience: Audience) {
+        hidden.withLock {
+            if audience == .nobody { $0[list, default: []].insert(user) } else { $0[list]?.remove(user) }
+        }
+    }
+
+    /// Forgets a user (a deleted account hides nothing: it no longer has a name).
+    func forget(_ user: String) {
+        hidden.withLock { for list in PrivateList.allCases { $0[list]?.remove(user) } }
+    }
+
+    /// Users hiding something, all lists together (metrics, tests).
+    var count: Int { hidden.withLock { $0.values.reduce(0) { $0 + $1.count } } }
+}

@@ -62,7 +62,7 @@ public actor AccountService {
         pruneAt = max(1024, revoked.count * 2)
         let hiding = try store.readNow { db in
             try PrivateList.allCases.map { list in
-                (list, try String.fetchAll(db, sql: "SELECT id FROM user WHERE privacy_\(list.rawValue) = ? AND deleted_at IS NULL",
+                (list, try String.fetchAll(db, sql: "SELECT id FROM user WHERE privacy_\(list.rawValue) = ?",
                                           arguments: [Audience.nobody.rawValue]))
             }
         }
@@ -242,7 +242,6 @@ public actor AccountService {
         } catch {
             throw ProtocolError(.unavailable, "could not delete the account")
         }
-        privacy.forget(userID)
         await connections?.end(user: userID, keeping: nil, reason: "account deleted")
     }
 

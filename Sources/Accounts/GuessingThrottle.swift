@@ -113,6 +113,30 @@ public struct GuessingThrottle: Sendable {
         addresses.refund(address)
     }
 
+    /// How many guesses on one account the limits evaluate in `seconds` for an attacker using
+    /// `addresses` addresses, each retrying as soon as it is told it may (every 10 ms otherwise):
+    /// what a configuration allows, for the docs and the measurements.
+    public static func guessesEvaluated(fromAddresses addresses: Int, inSeconds seconds: Double,
+                                        configuration: Configuration = .init()) -> Int {
+        var throttle = GuessingThrottle(configuration: configuration)
+        var evaluated = 0, now = 0.0
+        var next = [Double](repeating: 0, count: addresses)
+        while now < seconds {
+            for a in 0..<addresses where next[a] <= now {
+                let address = "198.51.\(a / 256).\(a % 256)"
+                if let refusal = throttle.check(account: "victim", address: address, now: now) {
+                    next[a] = now + max(refusal.retryAfter, 0.01)
+                } else {
+                    throttle.failed(account: "victim", address: address, now: now)
+                    evaluated += 1
+                    next[a] = now + 0.01
+                }
+            }
+            now = next.min()!
+        }
+        return evaluated
+    }
+
     /// The wait after `count` failures (count ≥ freeFailures).
     public func delay(after count: Int) -> Double {
         let doublings = min(count - configuration.freeFailures, 62)

@@ -3,7 +3,7 @@ import Synchronization
 
 /// Who hides which list (`profile.update {privacy}`), in memory for lookups on hot paths (every
 /// vote's push asks). Holds only the users who hide something; the store has the durable truth and
-/// fills it at start.
+/// fills it at start. A deleted account stays hidden where it chose to be: its contributions remain.
 final class PrivacyIndex: Sendable {
     private let hidden = Mutex<[PrivateList: Set<String>]>([:])
 
@@ -16,11 +16,6 @@ final class PrivacyIndex: Sendable {
         hidden.withLock {
             if audience == .nobody { $0[list, default: []].insert(user) } else { $0[list]?.remove(user) }
         }
-    }
-
-    /// Forgets a user (a deleted account hides nothing: it no longer has a name).
-    func forget(_ user: String) {
-        hidden.withLock { for list in PrivateList.allCases { $0[list]?.remove(user) } }
     }
 
     /// Users hiding something, all lists together (metrics, tests).

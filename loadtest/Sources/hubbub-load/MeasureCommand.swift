@@ -54,29 +54,9 @@ struct ThrottleMeasure: ParsableCommand {
             withExtendedLifetime(throttle) {}
         }
         for addresses in [1, 100] {
-            var throttle = GuessingThrottle()
-            print("guesses evaluated on one account in one hour from \(addresses) address(es): \(guessesPerHour(addresses, &throttle))")
+            let guesses = GuessingThrottle.guessesEvaluated(fromAddresses: addresses, inSeconds: 3600)
+            print("guesses evaluated on one account in one hour from \(addresses) address(es): \(guesses)")
         }
-    }
-
-    /// An attacker retrying each address as soon as it may, for an hour of simulated time.
-    private func guessesPerHour(_ count: Int, _ throttle: inout GuessingThrottle) -> Int {
-        var evaluated = 0, now = 0.0
-        var next = [Double](repeating: 0, count: count)
-        while now < 3600 {
-            for a in 0..<count where next[a] <= now {
-                let address = "198.51.100.\(a)"
-                if let refusal = throttle.check(account: "victim", address: address, now: now) {
-                    next[a] = now + max(refusal.retryAfter, 0.01)
-                } else {
-                    throttle.failed(account: "victim", address: address, now: now)
-                    evaluated += 1
-                    next[a] = now + 0.01
-                }
-            }
-            now = next.min()!
-        }
-        return evaluated
     }
 }
 

@@ -74,6 +74,8 @@ let package = Package(
 
         // The social jukebox's rules, pure: ordering, votes, requests, limits, fair mode.
         .target(name: "Venues"),
+        // Route corridors' rules, pure: geometry on the sphere, canonical ids, the spatial index.
+        .target(name: "Routes", dependencies: ["HubbubCrypto"]),
         // Venues live: one actor per venue, its room, its durable state.
         .target(name: "VenueService", dependencies: [
             "Venues", "Realtime", "Storage", "WebSocket", "DomainSeam",
@@ -121,6 +123,7 @@ let package = Package(
         ], path: "Tests/TestSupport"),
         .testTarget(name: "WebSocketTests", dependencies: ["WebSocket"]),
         .testTarget(name: "VenuesTests", dependencies: ["Venues"]),
+        .testTarget(name: "RoutesTests", dependencies: ["Routes"]),
         .testTarget(name: "VenueServiceTests", dependencies: ["VenueService", "Venues", "DomainSeam", "Realtime", "Storage", "WebSocket"]),
         .testTarget(name: "LoadHarnessTests", dependencies: ["LoadHarness", "Realtime"]),
         .testTarget(name: "RealtimeTests", dependencies: ["Realtime", "WebSocket"]),

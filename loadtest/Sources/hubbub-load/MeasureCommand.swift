@@ -2,6 +2,7 @@ import Accounts
 import ArgumentParser
 import CLinux
 import Foundation
+import Routes
 import WebSocket
 #if canImport(Glibc)
 import Glibc
@@ -10,8 +11,8 @@ import Glibc
 /// `measure`: in-process measurements that need no server (issue 10's figures).
 struct MeasureCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "measure", abstract: "In-process measurements: guessing-limit memory and pace, body parser throughput.",
-        subcommands: [ThrottleMeasure.self, BodyMeasure.self])
+        commandName: "measure", abstract: "In-process measurements: guessing limits, body parser, corridor index.",
+        subcommands: [ThrottleMeasure.self, BodyMeasure.self, CorridorMeasure.self])
 }
 
 /// Heap bytes in use (glibc's allocator), to measure what a structure holds.
@@ -124,6 +125,56 @@ struct BodyMeasure: ParsableCommand {
             let mb = Double(wire.count) / 1_048_576
             print(String(format: "chunked body of %d MB in %d-byte chunks, %d-byte reads: parser + copying consumer %.0f MB/s; memcpy of the reads alone %.0f MB/s (best of %d)%@",
                          megabytes, chunk, read, mb / best, mb / bestCopy, runs, sink == -1 ? "!" : ""))
+        }
+    }
+}
+
+/// `measure corridors`: what finding an item's corridors costs with few and with many corridors
+/// elsewhere in the city (it should not change), and the index's memory per corridor.
+struct CorridorMeasure: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "corridors")
+
+    @Option(help: "Lookups timed per run.") var lookups = 200_000
+    @Option(help: "Corridor width in metres.") var width = 500.0
+
+    func run() throws {
+        var rng = SystemRandomNumberGenerator()
+        func uniform(_ low: Double, _ high: Double) -> Double { low + (high - low) * Double(rng.next() >> 11) / Double(1 << 53) }
+        // A 40 km square city; posts land in a 1 km square in its middle, which 5 corridors cross.
+        let centre = GeoPoint(41.02, 28.98)
+        func cityPoint() -> GeoPoint { GeoPoint(centre.lat + uniform(-0.18, 0.18), centre.lon + uniform(-0.24, 0.24)) }
+        func postPoint() -> GeoPoint { GeoPoint(centre.lat + uniform(-0.0045, 0.0045), centre.lon + uniform(-0.006, 0.006)) }
+        for far in [10, 10_000] {
+            let before = heapInUse()
+            var index = CorridorIndex()
+            for i in 0..<5 {
+                let c = try Corridor(from: GeoPoint(centre.lat - 0.05, centre.lon - 0.02 + Double(i) * 0.01),
+                                     to: GeoPoint(centre.lat + 0.05, centre.lon + 0.02 - Double(i) * 0.01), widthMeters: width)
+                index.insert(c, id: "near\(i)")
+            }
+            let nearCount = index.count
+            var made = 0
+            while made < far {
+                let from = cityPoint(), to = GeoPoint(from.lat + uniform(-0.05, 0.05), from.lon + uniform(-0.06, 0.06))
+                let c = try Corridor(from: from, to: to, widthMeters: width)
+                guard c.distance(from: centre) > 3_000 else { continue } // elsewhere: never near the posts
+                index.insert(c, id: "far\(made)")
+                made += 1
+            }
+            let held = heapInUse() - before
+            let points = (0..<1024).map { _ in postPoint() }
+            var found = 0
+            var best = Double.infinity
+            for _ in 0..<5 {
+                let start = ContinuousClock.now
+                for i in 0..<lookups { found &+= index.corridors(containing: points[i & 1023]).count }
+                let d = ContinuousClock.now - start
+                best = min(best, (Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18) / Double(lookups))
+            }
+            print(String(format: "%5d far corridors + %d near: finding a post's corridors %.0f ns (best of 5; %.1f found on average); "
+                         + "index %d KiB, %.0f B and %.1f cells per corridor",
+                         far, nearCount, best * 1e9, Double(found) / Double(5 * lookups), held / 1024,
+                         Double(held) / Double(index.count), Double(index.registrations) / Double(index.count)))
         }
     }
 }

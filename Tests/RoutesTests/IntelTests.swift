@@ -1,0 +1,59 @@
+import Routes
+import XCTest
+
+/// Hashtags in any script, and the item index against brute force.
+final class IntelTests: XCTestCase {
+    func testHashtagsInAnyScript() {
+        XCTAssertEqual(Hashtags.extract(from: "Köprü kapalı #Köprü #trafik, yine #KÖPRÜ!"), ["köprü", "trafik"])
+        XCTAssertEqual(Hashtags.extract(from: "#ponte chiuso #ponte_vecchio #мост #橋 #café"), ["ponte", "ponte_vecchio", "мост", "橋", "café"])
+        XCTAssertEqual(Hashtags.extract(from: "decomposed #cafe\u{301} too"), ["cafe\u{301}"], "a combining mark stays in its tag")
+        XCTAssertEqual(Hashtags.extract(from: "no tags: a#b &#39; # alone ## #"), [])
+        XCTAssertEqual(Hashtags.extract(from: "#line2 delayed 10'"), ["line2"])
+        XCTAssertEqual(Hashtags.extract(from: (1...30).map { "#t\($0)" }.joined(separator: " ")).count, 20, "at most 20")
+        XCTAssertEqual(Hashtags.extract(from: "#" + String(repeating: "a", count: 80)).first?.count, 50)
+        XCTAssertTrue(Hashtags.isValid("köprü"))
+        XCTAssertFalse(Hashtags.isValid("two words"))
+        XCTAssertFalse(Hashtags.isValid(""))
+        XCTAssertFalse(Hashtags.isValid("#tag"))
+    }
+
+    func testItemIndexAgreesWithBruteForce() throws {
+        var rng = SplitMix(seed: 11)
+        for centre in [GeoPoint(52.37, 4.89), GeoPoint(0, 179.99), GeoPoint(-89.9, 0)] {
+            var index = ItemIndex()
+            var all: [String: GeoPoint] = [:]
+            func near(_ spread: Double) -> GeoPoint {
+                var lon = centre.lon + rng.uniform(-spread, spread)
+                if lon > 180 { lon -= 360 }
+                if lon < -180 { lon += 360 }
+                return GeoPoint(lat: max(-90, min(90, centre.lat + rng.uniform(-spread, spread))), lon: lon)!
+            }
+            for i in 0..<2000 {
+                let p = near(0.3)
+                all["i\(i)"] = p
+                index.insert("i\(i)", at: p)
+            }
+            for i in 0..<500 { all["i\(i)"] = nil; index.remove("i\(i)") }
+            XCTAssertEqual(index.count, 1500)
+            for _ in 0..<30 {
+                let c = try Corridor(from: near(0.2), to: near(0.2), widthMeters: rng.uniform(100, 5000))
+                XCTAssertEqual(Set(index.items(in: c)), Set(all.filter { c.contains($0.value) }.map(\.key)), "corridor \(c.path)")
+                let a = near(0.3), b = near(0.3)
+                let (minLat, maxLat) = (min(a.lat, b.lat), max(a.lat, b.lat))
+                let (minLon, maxLon) = (a.lon, b.lon) // either order: across the antimeridian when minLon > maxLon
+                let inBox = all.filter { p in
+                    p.value.lat >= minLat && p.value.lat <= maxLat
+                        && (minLon <= maxLon ? p.value.lon >= minLon && p.value.lon <= maxLon : p.value.lon >= minLon || p.value.lon <= maxLon)
+                }
+                let found = index.items(minLat: minLat, minLon: minLon, maxLat: maxLat, maxLon: maxLon, limit: .max)
+                XCTAssertEqual(Set(found.ids), Set(inBox.keys), "box \(minLat)…\(maxLat), \(minLon)…\(maxLon)")
+                XCTAssertFalse(found.truncated)
+            }
+        }
+        var index = ItemIndex()
+        for i in 0..<10 { index.insert("x\(i)", at: GeoPoint(10, 10 + Double(i) * 0.001)) }
+        let limited = index.items(minLat: 9, minLon: 9, maxLat: 11, maxLon: 11, limit: 4)
+        XCTAssertEqual(limited.ids.count, 4)
+        XCTAssertTrue(limited.truncated)
+    }
+}

@@ -1,0 +1,154 @@
+/// One piece of intel: where, what, from whom, until when. A pure value; a refused change (a
+/// second like, a like of one's own item) leaves it untouched.
+public struct IntelItem: Sendable, Equatable {
+    /// Who posted it.
+    public enum Author: Sendable, Equatable {
+        /// A traveller (by user id; the alias is looked up when shown).
+        case user(String)
+        /// A provider (a transit operator, a city service), by its `source` name.
+        case provider(source: String)
+    }
+
+    /// Why a change is refused.
+    public enum Refusal: Error, Equatable, Sendable {
+        /// Liked by this user already.
+        case alreadyLiked
+        /// One's own item.
+        case ownItem
+        /// Linked to that item already, or to itself.
+        case alreadyLinked
+        case selfLink
+    }
+
+    public let id: String
+    public let point: GeoPoint
+    public let kind: IntelKind
+    public let author: Author
+    public var tags: [String]
+    public var modes: [TravelMode]
+    public var body: String
+    /// When it happened (the poster's `at`, or the time of posting).
+    public var at: Double
+    /// When it leaves lists and corridors: `ttl` after it was posted or last liked.
+    public private(set) var expiresAt: Double
+    public private(set) var likedBy: Set<String> = []
+    public var comments = 0
+    /// Items linked to this one, oldest link first.
+    public private(set) var links: [String] = []
+
+    public init(id: String, point: GeoPoint, kind: IntelKind, author: Author, tags: [String], modes: [TravelMode], body: String,
+                at: Double, expiresAt: Double) {
+        self.id = id
+        self.point = point
+        self.kind = kind
+        self.author = author
+        self.tags = tags
+        self.modes = modes
+        self.body = body
+        self.at = at
+        self.expiresAt = expiresAt
+    }
+
+    public var origin: IntelOrigin {
+        if case .provider = author { return .provider }
+        return .traveler
+    }
+
+    public var likes: Int { likedBy.count }
+
+    public func isLive(at now: Double) -> Bool { now < expiresAt }
+
+    /// A like by `user` at `now`: counted once, never one's own; it keeps the item `ttl` longer.
+    public mutating func like(by user: String, now: Double, ttl: Double) throws(Refusal) {
+        if case .user(let poster) = author, poster == user { throw .ownItem }
+        guard !likedBy.contains(user) else { throw .alreadyLiked }
+        likedBy.insert(user)
+        expiresAt = max(expiresAt, now + ttl)
+    }
+
+    /// Links this item to `other` (each side records the other).
+    public mutating func link(to other: String) throws(Refusal) {
+        guard other != id else { throw .selfLink }
+        guard !links.contains(other) else { throw .alreadyLinked }
+        links.append(other)
+    }
+
+    /// Restores likes and links read from the store.
+    public mutating func restore(likedBy: Set<String>, links: [String], expiresAt: Double) {
+        self.likedBy = likedBy
+        self.links = links
+        self.expiresAt = expiresAt
+    }
+}
+
+/// What a traveller wants to see (protocol.md `filter`): each given set must hold the item's
+/// value (for modes and tags: share one with it); an empty or absent set lets everything through.
+public struct IntelFilter: Sendable, Equatable {
+    public var kinds: Set<IntelKind> = []
+    public var origins: Set<IntelOrigin> = []
+    public var modes: Set<TravelMode> = []
+    public var tags: Set<String> = []
+
+    public init(kinds: Set<IntelKind> = [], origins: Set<IntelOrigin> = [], modes: Set<TravelMode> = [], tags: Set<String> = []) {
+        self.kinds = kinds
+        self.origins = origins
+        self.modes = modes
+        self.tags = tags
+    }
+
+    public func matches(_ item: IntelItem) -> Bool {
+        (kinds.isEmpty || kinds.contains(item.kind))
+            && (origins.isEmpty || origins.contains(item.origin))
+            // An item that names no mode concerns every mode.
+            && (modes.isEmpty || item.modes.isEmpty || item.modes.contains { modes.contains($0) })
+            && (tags.isEmpty || item.tags.contains { tags.contains($0) })
+    }
+}
+
+/// When items expire, in order: a min-heap of (time, item). A like that postpones an item adds a
+/// new entry; the old one is recognised as stale when it comes up (its time no longer matches the
+/// item's). Each expiry costs O(log n); nothing scans all items.
+public struct ExpiryQueue: Sendable {
+    private var heap: [(at: Double, id: String)] = []
+
+    public init() {}
+
+    public var count: Int { heap.count }
+
+    /// When the earliest entry falls due.
+    public var next: Double? { heap.first?.at }
+
+    public mutating func schedule(_ id: String, at time: Double) {
+        heap.append((time, id))
+        var i = heap.count - 1
+        while i > 0 {
+            let parent = (i - 1) / 2
+            guard heap[i].at < heap[parent].at else { break }
+            heap.swapAt(i, parent)
+            i = parent
+        }
+    }
+
+    /// Removes and returns the entries due at `now` (in time order); the caller checks each against
+    /// its item's current `expiresAt` (a postponed item's old entry is simply dropped).
+    public mutating func due(now: Double) -> [(at: Double, id: String)] {
+        var out: [(at: Double, id: String)] = []
+        while let first = heap.first, first.at <= now {
+            out.append(first)
+            let last = heap.removeLast()
+            guard !heap.isEmpty else { break }
+            heap[0] = last
+            var i = 0
+            while true {
+                let l = 2 * i + 1, r = l + 1
+                var m = i
+                if l < heap.count && heap[l].at < heap[m].at { m = l }
+                if r < heap.count && heap[r].at < heap[m].at { m = r }
+                if m == i { break }
+                heap.swapAt(i, m)
+                i = m
+            }
+        }
+        return out
+    }
+}

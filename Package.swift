@@ -84,6 +84,12 @@ let package = Package(
             .product(name: "GRDB", package: "GRDB.swift"),
         ]),
 
+        // Route corridors live: the intel stream (items, likes, expiry), durable.
+        .target(name: "RouteService", dependencies: [
+            "Routes", "Realtime", "Storage", "DomainSeam",
+            .product(name: "GRDB", package: "GRDB.swift"),
+        ]),
+
         // A WebSocket client (ws/wss, masking, compression) over the same transport.
         .target(name: "HubbubClient", dependencies: ["Transport", "WebSocket", "Realtime"]),
 
@@ -124,6 +130,8 @@ let package = Package(
         .testTarget(name: "WebSocketTests", dependencies: ["WebSocket"]),
         .testTarget(name: "VenuesTests", dependencies: ["Venues"]),
         .testTarget(name: "RoutesTests", dependencies: ["Routes"]),
+        .testTarget(name: "RouteServiceTests", dependencies: ["RouteService", "Routes", "Storage", "Realtime",
+                                                              .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "VenueServiceTests", dependencies: ["VenueService", "Venues", "DomainSeam", "Realtime", "Storage", "WebSocket"]),
         .testTarget(name: "LoadHarnessTests", dependencies: ["LoadHarness", "Realtime"]),
         .testTarget(name: "RealtimeTests", dependencies: ["Realtime", "WebSocket"]),

@@ -1,0 +1,148 @@
+import Foundation
+import GRDB
+import Realtime
+import Routes
+import Storage
+
+/// Every live intel item, its spatial index and its expiry schedule, owned by one actor: a post,
+/// a like or an expiry is decided here, in order, then made durable. Changes are applied in memory
+/// first (so a second like racing the first is refused), and answered once stored; a failed write
+/// reloads what is durable.
+public actor IntelHub {
+    /// Settings of the intel stream.
+    public struct Configuration: Sendable {
+        /// An item expires this long after it was posted or last liked.
+        public var ttlSeconds: Double = 43_200
+        /// Karma for sharing an item, and for each like it receives.
+        public var karmaPerItem = 1
+        public var karmaPerLike = 2
+        public var grid = GeoGrid()
+        public init() {}
+    }
+
+    /// An item as posted, before it has an id.
+    public struct Draft: Sendable {
+        public var point: GeoPoint
+        public var kind: IntelKind
+        public var tags: [String]
+        public var modes: [TravelMode]
+        public var body: String
+        /// When it happened, if not now.
+        public var at: Double?
+
+        public init(point: GeoPoint, kind: IntelKind, tags: [String] = [], modes: [TravelMode] = [], body: String, at: Double? = nil) {
+            self.point = point
+            self.kind = kind
+            self.tags = tags
+            self.modes = modes
+            self.body = body
+            self.at = at
+        }
+    }
+
+    /// The live items, found by id, by place and by when they fall due.
+    struct Live {
+        var items: [String: IntelItem] = [:]
+        var index: ItemIndex
+        var expiry = ExpiryQueue()
+
+        /// What the store holds live at `now` (items that fell due while the server was down have expired).
+        init(grid: GeoGrid, store: Store, now: Double) throws {
+            index = ItemIndex(grid: grid)
+            for item in try store.readNow({ db in try IntelRows.live(now: now, db) }) { remember(item) }
+        }
+
+        mutating func remember(_ item: IntelItem) {
+            items[item.id] = item
+            index.insert(item.id, at: item.point)
+            expiry.schedule(item.id, at: item.expiresAt)
+        }
+    }
+
+    public let configuration: Configuration
+    private let store: Store
+    private var live: Live
+
+    public init(store: Store, configuration: Configuration = .init(), now: Double = Date().timeIntervalSince1970) throws {
+        self.store = store
+        self.configuration = configuration
+        live = try Live(grid: configuration.grid, store: store, now: now)
+    }
+
+    /// Live items (tests, metrics).
+    public var liveCount: Int { live.items.count }
+    /// When the next item falls due, if any.
+    public var nextExpiry: Double? { live.expiry.next }
+
+    public func item(_ id: String) -> IntelItem? { live.items[id] }
+
+    /// The live items inside `corridor`'s band.
+    public func items(in corridor: Corridor) -> [IntelItem] { live.index.items(in: corridor).compactMap { live.items[$0] } }
+
+    /// Posts an item; returns it once it is durable.
+    public func post(_ draft: Draft, by author: IntelItem.Author, now: Double) async throws(ProtocolError) -> IntelItem {
+        let tags = Self.merged(draft.tags, Hashtags.extract(from: draft.body))
+        let item = IntelItem(id: "i" + Self.randomID(), point: draft.point, kind: draft.kind, author: author, tags: tags,
+                             modes: draft.modes, body: draft.body, at: draft.at ?? now, expiresAt: now + configuration.ttlSeconds)
+        guard store.acceptsWrites else { throw ProtocolError(.unavailable, "too many changes are waiting to be written; try again") }
+        live.remember(item)
+        let karma = configuration.karmaPerItem
+        try await durably { db in try IntelRows.insert(item, postedAt: now, karma: karma, db) }
+        return item
+    }
+
+    /// A like by `user`: once, never their own; the item lives `ttlSeconds` from now. Returns the
+    /// item as it now is, once durable.
+    public func like(_ id: String, by user: String, now: Double) async throws(ProtocolError) -> IntelItem {
+        guard var item = live.items[id] else { throw .notFound("no live item \(id)") }
+        do throws(IntelItem.Refusal) {
+            try item.like(by: user, now: now, ttl: configuration.ttlSeconds)
+        } catch .ownItem {
+            throw .forbidden("you cannot like your own item")
+        } catch {
+            throw .conflict("you already liked \(id)")
+        }
+        guard store.acceptsWrites else { throw ProtocolError(.unavailable, "too many changes are waiting to be written; try again") }
+        live.items[id] = item
+        live.expiry.schedule(id, at: item.expiresAt)
+        let karma = configuration.karmaPerLike, liked = item
+        try await durably { db in try IntelRows.like(liked, by: user, at: now, karma: karma, db) }
+        return liked
+    }
+
+    /// Takes out every item due at `now` and returns them (their rooms push `intel.expired`).
+    /// Entries left behind by a like that postponed an item are dropped on the way.
+    public func expire(now: Double) -> [IntelItem] {
+        var gone: [IntelItem] = []
+        for (at, id) in live.expiry.due(now: now) {
+            guard let item = live.items[id], item.expiresAt == at else { continue }
+            live.items[id] = nil
+            live.index.remove(id)
+            gone.append(item)
+        }
+        return gone
+    }
+
+    /// Writes a change already applied in memory; if it fails, memory is rebuilt from the store
+    /// (the change was never acknowledged).
+    private func durably(_ change: @escaping @Sendable (Database) throws -> Void) async throws(ProtocolError) {
+        do {
+            try await store.write(change)
+        } catch {
+            if let durable = try? Live(grid: configuration.grid, store: store, now: Date().timeIntervalSince1970) { live = durable }
+            throw ProtocolError(.unavailable, "could not save the change; try again")
+        }
+    }
+
+    /// Given tags (already checked) then the body's hashtags, each once.
+    static func merged(_ given: [String], _ found: [String]) -> [String] {
+        var seen = Set<String>()
+        return (given.map { $0.lowercased() } + found).filter { seen.insert($0).inserted }
+    }
+
+    static func randomID() -> String {
+        let alphabet = Array("abcdefghijkmnopqrstuvwxyz23456789")
+        var rng = SystemRandomNumberGenerator()
+        return String((0..<12).map { _ in alphabet[Int(rng.next() % UInt64(alphabet.count))] })
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+import GRDB
+import Routes
+
+/// How items, likes and links are stored and read back (`routes.v1`).
+enum IntelRows {
+    static func insert(_ item: IntelItem, postedAt: Double, karma: Int, _ db: Database) throws {
+        var user: String?, source: String?
+        switch item.author {
+        case .user(let u): user = u
+        case .provider(let s): source = s
+        }
+        try db.execute(sql: """
+            INSERT INTO intel_item (id, lat, lon, kind, author_user, author_source, tags, modes, body, at, posted_at, expires_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, arguments: [item.id, item.point.lat, item.point.lon, item.kind.rawValue, user, source,
+                             item.tags.joined(separator: ","), item.modes.map(\.rawValue).joined(separator: ","),
+                             item.body, item.at, postedAt, item.expiresAt])
+        if let user, karma != 0 { try addKarma(user, karma, db) }
+    }
+
+    static func like(_ item: IntelItem, by user: String, at: Double, karma: Int, _ db: Database) throws {
+        try db.execute(sql: "INSERT INTO intel_like (item, user, at) VALUES (?, ?, ?)", arguments: [item.id, user, at])
+        try db.execute(sql: "UPDATE intel_item SET expires_at = ? WHERE id = ?", arguments: [item.expiresAt, item.id])
+        if case .user(let poster) = item.author, karma != 0 { try addKarma(poster, karma, db) }
+    }
+
+    static func addKarma(_ user: String, _ points: Int, _ db: Database) throws {
+        try db.execute(sql: "INSERT INTO karma (user, points) VALUES (?, ?) ON CONFLICT (user) DO UPDATE SET points = points + excluded.points",
+                       arguments: [user, points])
+    }
+
+    /// Every item still live at `now`, with its likes and links.
+    static func live(now: Double, _ db: Database) throws -> [IntelItem] {
+        var likes: [String: Set<String>] = [:]
+        for row in try Row.fetchAll(db, sql: """
+            SELECT l.item, l.user FROM intel_like l JOIN intel_item i ON i.id = l.item WHERE i.expires_at > ?
+            """, arguments: [now]) {
+            likes[row["item"], default: []].insert(row["user"])
+        }
+        var links: [String: [String]] = [:]
+        for row in try Row.fetchAll(db, sql: """
+            SELECT l.item, l.other FROM intel_link l JOIN intel_item i ON i.id = l.item WHERE i.expires_at > ? ORDER BY l.at
+            """, arguments: [now]) {
+            links[row["item"], default: []].append(row["other"])
+        }
+        return try Row.fetchAll(db, sql: "SELECT * FROM intel_item WHERE expires_at > ?", arguments: [now]).compactMap { row in
+            guard let point = GeoPoint(lat: row["lat"], lon: row["lon"]), let kind = IntelKind(rawValue: row["kind"]) else { return nil }
+            let user: String? = row["author_user"]
+            let author: IntelItem.Author = user.map { .user($0) } ?? .provider(source: row["author_source"] ?? "")
+            let tags: String = row["tags"], modes: String = row["modes"]
+            var item = IntelItem(id: row["id"], point: point, kind: kind, author: author,
+                                 tags: tags.isEmpty ? [] : tags.split(separator: ",").map(String.init),
+                                 modes: modes.split(separator: ",").compactMap { TravelMode(rawValue: String($0)) },
+                                 body: row["body"], at: row["at"], expiresAt: row["expires_at"])
+            item.comments = row["comments"]
+            item.restore(likedBy: likes[item.id] ?? [], links: links[item.id] ?? [], expiresAt: row["expires_at"])
+            return item
+        }
+    }
+}

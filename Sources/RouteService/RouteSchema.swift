@@ -1,0 +1,51 @@
+import GRDB
+
+/// Tables of the routes domain: intel items with their likes, links and comments, and karma.
+public enum RouteSchema {
+    public static func register(_ migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("routes.v1") { db in
+            try db.execute(sql: """
+                CREATE TABLE intel_item (
+                    id TEXT PRIMARY KEY,
+                    lat REAL NOT NULL,
+                    lon REAL NOT NULL,
+                    kind TEXT NOT NULL,
+                    author_user TEXT,            -- a traveller's id, or NULL for a provider
+                    author_source TEXT,          -- a provider's source name
+                    tags TEXT NOT NULL,          -- comma-separated (a tag never holds a comma)
+                    modes TEXT NOT NULL,         -- comma-separated
+                    body TEXT NOT NULL,
+                    at REAL NOT NULL,
+                    posted_at REAL NOT NULL,
+                    expires_at REAL NOT NULL,
+                    comments INTEGER NOT NULL DEFAULT 0
+                );
+                CREATE INDEX intel_item_expiry ON intel_item (expires_at);
+                CREATE TABLE intel_like (
+                    item TEXT NOT NULL,
+                    user TEXT NOT NULL,
+                    at REAL NOT NULL,
+                    PRIMARY KEY (item, user)
+                ) WITHOUT ROWID;
+                CREATE TABLE intel_link (
+                    item TEXT NOT NULL,
+                    other TEXT NOT NULL,
+                    at REAL NOT NULL,
+                    PRIMARY KEY (item, other)
+                ) WITHOUT ROWID;
+                CREATE TABLE intel_comment (
+                    id INTEGER PRIMARY KEY,
+                    item TEXT NOT NULL,
+                    user TEXT,                   -- NULL once the account is deleted
+                    text TEXT NOT NULL,
+                    at REAL NOT NULL
+                );
+                CREATE INDEX intel_comment_item ON intel_comment (item, id);
+                CREATE TABLE karma (
+                    user TEXT PRIMARY KEY,
+                    points INTEGER NOT NULL
+                ) WITHOUT ROWID;
+                """)
+        }
+    }
+}

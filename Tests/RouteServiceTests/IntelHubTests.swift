@@ -1,0 +1,104 @@
+import Foundation
+import GRDB
+import Realtime
+import RouteService
+import Routes
+import Storage
+import XCTest
+
+/// The intel stream's owner: posts, likes, expiry on its schedule, and what survives a restart.
+final class IntelHubTests: XCTestCase {
+    var directory: String!
+
+    override func setUp() { directory = NSTemporaryDirectory() + "hubbub-routes-\(UUID().uuidString)" }
+    override func tearDown() { try? FileManager.default.removeItem(atPath: directory) }
+
+    private func store() throws -> Store {
+        var migrator = DatabaseMigrator()
+        RouteSchema.register(&migrator)
+        return try Store(configuration: Store.Configuration(directory: directory), migrations: migrator)
+    }
+
+    private func hub(_ store: Store, ttl: Double = 10, now: Double) throws -> IntelHub {
+        var configuration = IntelHub.Configuration()
+        configuration.ttlSeconds = ttl
+        return try IntelHub(store: store, configuration: configuration, now: now)
+    }
+
+    private let bridge = IntelHub.Draft(point: GeoPoint(41.0256, 28.9744), kind: .disruption, tags: ["Traffic"], modes: [.car],
+                                        body: "Galata #köprü closed #trafik")
+
+    func testAPostIsDurableWithItsTagsAndKarma() async throws {
+        let s = try store()
+        let h = try hub(s, now: 1000)
+        let item = try await h.post(bridge, by: .user("alice"), now: 1000)
+        XCTAssertEqual(item.tags, ["traffic", "köprü", "trafik"], "given tags, then the body's hashtags, each once")
+        XCTAssertEqual(item.expiresAt, 1010)
+        XCTAssertEqual(item.origin, .traveler)
+        let corridor = try Corridor(from: GeoPoint(41.020, 28.970), to: GeoPoint(41.035, 28.980), widthMeters: 500)
+        let inside = await h.items(in: corridor).map(\.id)
+        XCTAssertEqual(inside, [item.id])
+        let again = try hub(s, now: 1001)
+        let restored = await again.item(item.id)
+        XCTAssertEqual(restored, item, "read back as it was acknowledged")
+        let karma = try await s.read { db in try Int.fetchOne(db, sql: "SELECT points FROM karma WHERE user = 'alice'") }
+        XCTAssertEqual(karma, 1)
+    }
+
+    func testLikesAreOnceNeverOwnAndPostponeExpiry() async throws {
+        let s = try store()
+        let h = try hub(s, now: 1000)
+        let item = try await h.post(bridge, by: .user("alice"), now: 1000)
+        do { _ = try await h.like(item.id, by: "alice", now: 1001); XCTFail("liked one's own") } catch { XCTAssertEqual(error.code, .forbidden) }
+        let liked = try await h.like(item.id, by: "bob", now: 1005)
+        XCTAssertEqual(liked.likes, 1)
+        XCTAssertEqual(liked.expiresAt, 1015)
+        do { _ = try await h.like(item.id, by: "bob", now: 1006); XCTFail("liked twice") } catch { XCTAssertEqual(error.code, .conflict) }
+        do { _ = try await h.like("nope", by: "bob", now: 1006); XCTFail("liked nothing") } catch { XCTAssertEqual(error.code, .notFound) }
+        // Its first schedule (1010) has passed: the item lives on until 1015.
+        let early = await h.expire(now: 1012)
+        XCTAssertEqual(early, [])
+        let due = await h.expire(now: 1015)
+        XCTAssertEqual(due.map(\.id), [item.id])
+        let gone = await h.item(item.id)
+        XCTAssertNil(gone)
+        let karma = try await s.read { db in try Int.fetchOne(db, sql: "SELECT points FROM karma WHERE user = 'alice'") }
+        XCTAssertEqual(karma, 1 + 2, "one for sharing, two for the like")
+        // After a restart the like still holds: the item's new expiry and its liker are durable.
+        let again = try hub(s, now: 1011)
+        let restored = await again.item(item.id)
+        XCTAssertEqual(restored?.likedBy, ["bob"])
+        XCTAssertEqual(restored?.expiresAt, 1015)
+    }
+
+    func testItemsDueWhileTheServerWasDownHaveExpiredAtStart() async throws {
+        let s = try store()
+        let h = try hub(s, now: 1000)
+        _ = try await h.post(bridge, by: .provider(source: "iett"), now: 1000)
+        let before = try hub(s, now: 1009)
+        let live = await before.liveCount
+        XCTAssertEqual(live, 1)
+        let after = try hub(s, now: 1010)
+        let left = await after.liveCount
+        XCTAssertEqual(left, 0)
+    }
+
+    func testExpiryFollowsItsScheduleForManyItems() async throws {
+        let s = try store()
+        let h = try hub(s, ttl: 100, now: 0)
+        var posted: [(String, Double)] = []
+        for i in 0..<50 {
+            let item = try await h.post(bridge, by: .user("u\(i)"), now: Double(i))
+            posted.append((item.id, item.expiresAt))
+        }
+        var expired: [String] = []
+        for t in stride(from: 100.0, through: 150, by: 5) {
+            let due = await h.expire(now: t)
+            XCTAssertTrue(due.allSatisfy { $0.expiresAt <= t })
+            expired += due.map(\.id)
+            let remaining = await h.liveCount
+            XCTAssertEqual(remaining, posted.filter { $0.1 > t }.count, "at \(t)")
+        }
+        XCTAssertEqual(expired, posted.map(\.0), "in the order they fell due")
+    }
+}

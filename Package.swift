@@ -86,8 +86,9 @@ let package = Package(
 
         // Route corridors live: the intel stream (items, likes, expiry), durable.
         .target(name: "RouteService", dependencies: [
-            "Routes", "Realtime", "Storage", "DomainSeam",
+            "Routes", "Realtime", "Storage", "DomainSeam", "WebSocket",
             .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
 
         // A WebSocket client (ws/wss, masking, compression) over the same transport.
@@ -95,7 +96,7 @@ let package = Package(
 
         // Wiring: configuration, endpoints, metrics exposition.
         .target(name: "HubbubServer", dependencies: [
-            "Transport", "WebSocket", "Realtime", "Storage", "Accounts", "HubbubCrypto", "VenueService", "DomainSeam",
+            "Transport", "WebSocket", "Realtime", "Storage", "Accounts", "HubbubCrypto", "VenueService", "RouteService", "DomainSeam",
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             .product(name: "GRDB", package: "GRDB.swift"),
@@ -139,7 +140,7 @@ let package = Package(
         .testTarget(name: "StorageTests", dependencies: ["Storage", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "HubbubClient", "WebSocket", "HubbubTestSupport"]),
         .testTarget(name: "HubbubServerTests", dependencies: ["HubbubServer", "HubbubClient", "Transport", "WebSocket", "Realtime",
-                                                              "HubbubTestSupport", "DomainSeam", "Accounts", "VenueService",
+                                                              "HubbubTestSupport", "DomainSeam", "Accounts", "VenueService", "RouteService",
                                                               .product(name: "GRDB", package: "GRDB.swift"),
                                                               .product(name: "Logging", package: "swift-log"),
                                                               .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]),

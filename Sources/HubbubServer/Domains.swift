@@ -1,5 +1,6 @@
 import Accounts
 import DomainSeam
+import RouteService
 import VenueService
 
 extension HubbubServer {
@@ -7,5 +8,6 @@ extension HubbubServer {
     public static let standardDomains: [any Domain.Type] = [
         AccountsDomain.self,
         VenuesDomain.self,
+        RoutesDomain.self,
     ]
 }

@@ -41,6 +41,13 @@ public enum RouteSchema {
                     at REAL NOT NULL
                 );
                 CREATE INDEX intel_comment_item ON intel_comment (item, id);
+                -- Corridors clients subscribed to, so `subscribe route:<id>` finds one again after a restart.
+                CREATE TABLE corridor (
+                    id TEXT PRIMARY KEY,
+                    path TEXT NOT NULL,          -- "lat,lon;lat,lon;..."
+                    width REAL NOT NULL,
+                    created_at REAL NOT NULL
+                ) WITHOUT ROWID;
                 CREATE TABLE karma (
                     user TEXT PRIMARY KEY,
                     points INTEGER NOT NULL

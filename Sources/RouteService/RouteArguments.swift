@@ -1,0 +1,109 @@
+import DomainSeam
+import Realtime
+import Routes
+
+/// The arguments of the route ops, parsed before any handler runs; every failure names the field.
+
+extension Args {
+    /// `{lat, lon}` under `key`.
+    func point(_ key: String) throws(ProtocolError) -> GeoPoint {
+        try Args.point(try object(key), key)
+    }
+
+    static func point(_ a: Args, _ field: String) throws(ProtocolError) -> GeoPoint {
+        let lat = try a.double("lat"), lon = try a.double("lon")
+        guard let p = GeoPoint(lat: lat, lon: lon) else {
+            throw .badRequest("field \(field) must have lat in -90…90 and lon in -180…180")
+        }
+        return p
+    }
+
+    /// A list of one of the protocol's names (`kinds`, `modes`...) under `key`, each checked.
+    func names<T: RawRepresentable & CaseIterable>(_ key: String, as type: T.Type) throws(ProtocolError) -> [T] where T.RawValue == String {
+        guard let raw = try optionalStringArray(key, maxCount: 10, maxLength: 20) else { return [] }
+        var out: [T] = []
+        for (i, name) in raw.enumerated() {
+            guard let value = T(rawValue: name) else {
+                throw .badRequest("field \(key)[\(i)]: \(name) is not one of \(T.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            out.append(value)
+        }
+        return out
+    }
+
+    /// Tags as a client gives them: letters, marks, digits or `_`, without `#`.
+    func tags(_ key: String, maxCount: Int = 20) throws(ProtocolError) -> [String] {
+        guard let raw = try optionalStringArray(key, maxCount: maxCount, maxLength: 50) else { return [] }
+        for (i, tag) in raw.enumerated() where !Hashtags.isValid(tag) {
+            throw .badRequest("field \(key)[\(i)]: a tag is letters, digits or _ (without #)")
+        }
+        return raw
+    }
+
+    /// `filter: {kinds?, origins?, modes?, tags?}`.
+    func filter(_ key: String) throws(ProtocolError) -> IntelFilter {
+        guard let f = try optionalObject(key) else { return IntelFilter() }
+        return IntelFilter(kinds: Set(try f.names("kinds", as: IntelKind.self)), origins: Set(try f.names("origins", as: IntelOrigin.self)),
+                           modes: Set(try f.names("modes", as: TravelMode.self)), tags: Set(try f.tags("tags").map { $0.lowercased() }))
+    }
+}
+
+/// How a corridor's list is ordered.
+enum IntelSort: String, CaseIterable {
+    /// Newest first.
+    case time
+    /// Closest to the destination first.
+    case distance
+}
+
+/// `route.subscribe {from, to, via?, widthMeters?, filter?, sort?, label?}`
+struct RouteSubscribeArgs: OpArguments {
+    var from, to: GeoPoint
+    var via: [GeoPoint]
+    var widthMeters: Double?
+    var filter: IntelFilter
+    var sort: IntelSort
+    var label: String?
+
+    init(_ a: Args) throws(ProtocolError) {
+        from = try a.point("from")
+        to = try a.point("to")
+        via = []
+        if a.has("via") {
+            for (i, v) in try a.array("via", maxCount: 100).enumerated() {
+                guard case .object = v else { throw .badRequest("field via[\(i)] must be an object {lat, lon}") }
+                via.append(try Args.point(Args(v), "via[\(i)]"))
+            }
+        }
+        widthMeters = try a.optionalDouble("widthMeters")
+        filter = try a.filter("filter")
+        let sortName = try a.optionalString("sort", maxLength: 20) ?? IntelSort.time.rawValue
+        guard let s = IntelSort(rawValue: sortName) else { throw .badRequest("field sort must be \"time\" or \"distance\"") }
+        sort = s
+        label = try a.optionalString("label", maxLength: 100)
+    }
+}
+
+/// `intel.post {lat, lon, kind, tags?, modes?, body, at?}`
+struct IntelPostArgs: OpArguments {
+    var draft: IntelHub.Draft
+
+    init(_ a: Args) throws(ProtocolError) {
+        let lat = try a.double("lat"), lon = try a.double("lon")
+        guard let point = GeoPoint(lat: lat, lon: lon) else { throw .badRequest("fields lat and lon must be in -90…90 and -180…180") }
+        let kindName = try a.string("kind", maxLength: 20)
+        guard let kind = IntelKind(rawValue: kindName) else {
+            throw .badRequest("field kind: \(kindName) is not one of \(IntelKind.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        let body = try a.string("body", maxLength: 1000)
+        guard !body.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { throw .badRequest("field body must not be empty") }
+        draft = IntelHub.Draft(point: point, kind: kind, tags: try a.tags("tags"), modes: try a.names("modes", as: TravelMode.self),
+                               body: body, at: try a.optionalDouble("at"))
+    }
+}
+
+/// `{item}`
+struct ItemArgs: OpArguments {
+    var item: String
+    init(_ a: Args) throws(ProtocolError) { item = try a.string("item", maxLength: 64) }
+}

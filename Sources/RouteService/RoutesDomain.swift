@@ -1,0 +1,137 @@
+import DomainSeam
+import Foundation
+import GRDB
+import Realtime
+import Routes
+import ServiceLifecycle
+
+/// Route corridors and the intel stream (seed 003) on the seam: `route:` rooms, the route and
+/// intel ops, its tables, its settings, the expiry timer and the sweeper of idle corridors.
+public struct RoutesDomain: Domain {
+    public static let name = "routes"
+
+    public static let intelTtlSeconds = Setting("routes.intelTtlSeconds", default: 43_200, range: 1...2_592_000,
+                                                help: "an intel item expires this long after it was posted or last liked")
+    public static let defaultWidthMeters = Setting("routes.defaultWidthMeters", default: 500, range: 10...20_000,
+                                                   help: "a corridor's width when route.subscribe gives none")
+    public static let maxWidthMeters = Setting("routes.maxWidthMeters", default: 20_000, range: 10...200_000,
+                                               help: "the widest corridor route.subscribe accepts")
+    public static let maxPathKm = Setting("routes.maxPathKm", default: 500, range: 1...20_000,
+                                          help: "the longest path (from, via..., to) a corridor may follow")
+    public static let retireAfterSeconds = Setting("routes.retireAfterSeconds", default: 600, range: 1...86_400,
+                                                   help: "seconds a corridor nobody watches stays in memory")
+    public static let sweepSeconds = Setting("routes.sweepSeconds", default: 30, range: 1...3_600,
+                                             help: "seconds between sweeps of quiet corridor rooms")
+    public static let karmaPerItem = Setting("routes.karmaPerItem", default: 1, range: 0...1_000, help: "karma for sharing an item")
+    public static let karmaPerLike = Setting("routes.karmaPerLike", default: 2, range: 0...1_000,
+                                             help: "karma for each like an item receives")
+
+    public static var settings: [any AnySetting] {
+        [intelTtlSeconds, defaultWidthMeters, maxWidthMeters, maxPathKm, retireAfterSeconds, sweepSeconds, karmaPerItem, karmaPerLike]
+    }
+
+    public static func migrations(_ migrator: inout DatabaseMigrator) { RouteSchema.register(&migrator) }
+
+    public let hub: IntelHub
+    public let directory: CorridorDirectory
+    private let sweepInterval: Double
+
+    public init(context: DomainContext) throws {
+        var intel = IntelHub.Configuration()
+        intel.ttlSeconds = Double(context.settings[Self.intelTtlSeconds])
+        intel.karmaPerItem = context.settings[Self.karmaPerItem]
+        intel.karmaPerLike = context.settings[Self.karmaPerLike]
+        hub = try IntelHub(store: context.store, configuration: intel)
+        var corridors = CorridorDirectory.Configuration()
+        corridors.defaultWidthMeters = Double(context.settings[Self.defaultWidthMeters])
+        corridors.limits.maxWidthMeters = Double(context.settings[Self.maxWidthMeters])
+        corridors.limits.maxPathMeters = Double(context.settings[Self.maxPathKm]) * 1000
+        corridors.retireAfterSeconds = Double(context.settings[Self.retireAfterSeconds])
+        corridors.history = context.roomHistory
+        directory = CorridorDirectory(store: context.store, hub: hub, sink: context.sink, configuration: corridors)
+        sweepInterval = Double(context.settings[Self.sweepSeconds])
+    }
+
+    public var rooms: [any RoomDirectory] { [CorridorRooms(directory: directory)] }
+    public var services: [any Service] { [Expirer(hub: hub, directory: directory), Sweeper(directory: directory, interval: sweepInterval)] }
+
+    public var ops: [Op] {
+        let hub = self.hub, directory = self.directory
+        return [
+            .user("route.subscribe", .read, RouteSubscribeArgs.self) { c throws(ProtocolError) in
+                let a = c.args
+                let corridor: Corridor
+                do throws(Corridor.Refusal) {
+                    corridor = try Corridor(from: a.from, via: a.via, to: a.to, widthMeters: a.widthMeters ?? directory.configuration.defaultWidthMeters,
+                                            limits: directory.configuration.limits)
+                } catch {
+                    throw .badRequest("\(error.field): \(error.message)")
+                }
+                let actor = try await directory.actor(for: corridor)
+                try await c.session.addSubscription("route:\(actor.id)")
+                await actor.open(reply: c.reply, filter: a.filter, sort: a.sort)
+                return .sent // the corridor answered, ahead of any push
+            },
+            .user("intel.post", .write, IntelPostArgs.self) { c throws(ProtocolError) in
+                let item = try await hub.post(c.args.draft, by: .user(c.user), now: Date().timeIntervalSince1970)
+                // Pushed once durable: every live corridor containing it, once each.
+                for corridor in directory.corridors(containing: item.point) { await corridor.publish(.added, item: item) }
+                return .reply(["item": item.json()])
+            },
+            .user("intel.get", .read, ItemArgs.self) { c throws(ProtocolError) in
+                guard let item = await hub.item(c.args.item) else { throw .notFound("no live item \(c.args.item)") }
+                return .reply(["item": item.json()])
+            },
+            .user("intel.like", .write, ItemArgs.self) { c throws(ProtocolError) in
+                let item = try await hub.like(c.args.item, by: c.user, now: Date().timeIntervalSince1970)
+                for corridor in directory.corridors(containing: item.point) { await corridor.publish(.updated, item: item) }
+                return .reply(["item": item.json()])
+            },
+        ]
+    }
+
+    /// `route:<id>`: any logged-in user may watch a corridor that was ever subscribed to.
+    struct CorridorRooms: RoomDirectory {
+        let directory: CorridorDirectory
+        var prefix: String { "route" }
+        func host(_ id: String, for user: String) async throws(ProtocolError) -> any RoomHost { try await directory.host(id) }
+        func liveHost(_ id: String) -> (any RoomHost)? { directory.liveHost(id) }
+    }
+
+    /// Expires items when they fall due: sleeps until the next one (at most a second, so an
+    /// earlier one scheduled meanwhile is not late by more), then tells their corridors.
+    struct Expirer: Service {
+        let hub: IntelHub
+        let directory: CorridorDirectory
+
+        func run() async throws {
+            await cancelWhenGracefulShutdown {
+                while !Task.isCancelled {
+                    let now = Date().timeIntervalSince1970
+                    for item in await hub.expire(now: now) {
+                        for corridor in directory.corridors(containing: item.point) {
+                            await corridor.publish(.expired, ["item": .string(item.id)])
+                        }
+                    }
+                    let wait = min(1, max(0.001, (await hub.nextExpiry ?? .infinity) - Date().timeIntervalSince1970))
+                    do { try await Task.sleep(for: .seconds(wait)) } catch { return }
+                }
+            }
+        }
+    }
+
+    /// Trims quiet corridor rooms and retires idle corridors, every `interval` seconds.
+    struct Sweeper: Service {
+        let directory: CorridorDirectory
+        let interval: Double
+
+        func run() async throws {
+            await cancelWhenGracefulShutdown {
+                while !Task.isCancelled {
+                    do { try await Task.sleep(for: .seconds(interval)) } catch { return }
+                    await directory.sweep(now: Date().timeIntervalSince1970)
+                }
+            }
+        }
+    }
+}

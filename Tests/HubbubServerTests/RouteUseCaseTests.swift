@@ -1,0 +1,147 @@
+import HubbubTestSupport
+import Realtime
+import RouteService
+import XCTest
+
+/// Travellers end to end over `/ws` (seed 003): corridors, posts reaching exactly the corridors
+/// that contain them, likes, recovery, expiry, restart.
+final class RouteUseCaseTests: XCTestCase {
+    var server: TestServer!
+
+    override func setUp() async throws { server = try TestServer() }
+    override func tearDown() async throws { server.stop() }
+
+    private func point(_ lat: Double, _ lon: Double) -> JSON { ["lat": .double(lat), "lon": .double(lon)] }
+
+    /// Istanbul: Eminönü to Karaköy over the Galata bridge, and a second route that shares the bridge.
+    private var bridgeRoute: JSON { ["from": point(41.0170, 28.9700), "to": point(41.0245, 28.9770), "widthMeters": 300] }
+    private var otherBridgeRoute: JSON { ["from": point(41.0140, 28.9760), "to": point(41.0290, 28.9730), "widthMeters": 400] }
+    private var farRoute: JSON { ["from": point(41.0800, 29.0300), "to": point(41.0900, 29.0400)] }
+    /// On the bridge, inside both bridge corridors.
+    private let onBridge: (Double, Double) = (41.0205, 28.9735)
+
+    private func post(_ c: ProtocolClient, at p: (Double, Double), body: String = "Bridge closed to cars #köprü") async throws -> JSON {
+        try await c.ok("intel.post", ["lat": .double(p.0), "lon": .double(p.1), "kind": "disruption", "modes": ["car"], "body": .string(body)])["item"] ?? .null
+    }
+
+    func testRefusedCorridorsNameTheField() async throws {
+        let (c, _) = try await server.user("alice")
+        for (args, field) in [(["from": point(41, 29), "to": point(41.01, 29), "widthMeters": 0] as JSON, "widthMeters"),
+                              (["from": point(41, 29), "to": point(41.01, 29), "widthMeters": 1e6], "widthMeters"),
+                              (["from": point(41, 29), "to": point(-33.9, 151.2)], "to"),
+                              (["from": point(95, 29), "to": point(41.01, 29)], "from"),
+                              (["from": point(41, 29)], "to"),
+                              (["from": point(41, 29), "to": point(41.01, 29), "sort": "random"], "sort"),
+                              (["from": point(41, 29), "to": point(41.01, 29), "filter": ["kinds": ["party"]]], "kinds")] {
+            let r = try await c.call("route.subscribe", args)
+            XCTAssertEqual(r["error"]?["code"]?.string, "bad_request", "\(args.encoded)")
+            XCTAssertTrue(r["error"]?["message"]?.string?.contains(field) ?? false, "\(r.encoded) should name \(field)")
+        }
+        let badPost = try await c.call("intel.post", ["lat": 41.0, "lon": 29.0, "kind": "rumour", "body": "x"])
+        XCTAssertTrue(badPost["error"]?["message"]?.string?.contains("kind") ?? false, badPost.encoded)
+        let empty = try await c.call("intel.post", ["lat": 41.0, "lon": 29.0, "kind": "poi", "body": "  "])
+        XCTAssertTrue(empty["error"]?["message"]?.string?.contains("body") ?? false, empty.encoded)
+    }
+
+    func testAPostReachesEveryCorridorContainingItOnceAndNoOther() async throws {
+        let (alice, aliceID) = try await server.user("alice")
+        let (bob, _) = try await server.user("bob")
+        let (carol, _) = try await server.user("carol")
+        let (dave, _) = try await server.user("dave")
+        let a = try await bob.ok("route.subscribe", bridgeRoute)
+        let b = try await carol.ok("route.subscribe", otherBridgeRoute)
+        _ = try await dave.ok("route.subscribe", farRoute)
+        XCTAssertNotEqual(a["room"], b["room"])
+        let same = try await alice.ok("route.subscribe", bridgeRoute)
+        XCTAssertEqual(same["room"], a["room"], "an equal route is the same room")
+
+        let item = try await post(alice, at: onBridge)
+        XCTAssertEqual(item["tags"], ["köprü"])
+        XCTAssertEqual(item["by"]?["user"]?.string, aliceID)
+        let toBob = try await bob.waitForPushes(1)
+        let toCarol = try await carol.waitForPushes(1)
+        XCTAssertEqual(toBob.first?["event"]?.string, "intel.added")
+        XCTAssertEqual(toBob.first?["room"], a["room"])
+        XCTAssertEqual(toBob.first?["data"]?["item"]?["id"], item["id"])
+        XCTAssertNotNil(toBob.first?["data"]?["item"]?["distanceToDestinationMeters"]?.int)
+        XCTAssertEqual(toCarol.first?["data"]?["item"]?["id"], item["id"])
+        // Outside every corridor but the far one's box: nobody is told. Then one item for the far
+        // corridor; dave's first push must be that one, so the bridge item never reached him.
+        _ = try await post(alice, at: (41.0500, 29.0000), body: "between the corridors")
+        let far = try await post(alice, at: (41.0850, 29.0350), body: "on the far route")
+        let toDave = try await dave.waitForPushes(1)
+        XCTAssertEqual(toDave.map { $0["data"]?["item"]?["id"] }, [far["id"]])
+        // A newcomer's list holds what is inside, with its distance to the destination.
+        let (erin, _) = try await server.user("erin")
+        let list = try await erin.ok("route.subscribe", bridgeRoute.merging(["sort": "distance"]))
+        XCTAssertEqual(list["items"]?.items.map { $0["id"] }, [item["id"]])
+        let filtered = try await erin.ok("route.subscribe", bridgeRoute.merging(["filter": ["kinds": ["poi"]]]))
+        XCTAssertEqual(filtered["items"]?.items.count, 0, "the filter applies to the list")
+    }
+
+    func testLikesAndRecoveryOnARouteRoom() async throws {
+        let (alice, _) = try await server.user("alice")
+        let (bob, _) = try await server.user("bob")
+        let sub = try await bob.ok("route.subscribe", bridgeRoute)
+        let item = try await post(alice, at: onBridge)
+        let id = item["id"] ?? .null
+        let selfLike = try await alice.errorCode("intel.like", ["item": id])
+        XCTAssertEqual(selfLike, "forbidden")
+        let liked = try await bob.ok("intel.like", ["item": id])
+        XCTAssertEqual(liked["item"]?["likes"]?.int, 1)
+        let secondLike = try await bob.errorCode("intel.like", ["item": id])
+        XCTAssertEqual(secondLike, "conflict")
+        let missingLike = try await bob.errorCode("intel.like", ["item": "inope"])
+        XCTAssertEqual(missingLike, "not_found")
+        let pushes = try await bob.waitForPushes(2)
+        XCTAssertEqual(pushes.map { $0["event"]?.string ?? "" }, ["intel.added", "intel.updated"])
+        XCTAssertEqual(pushes[1]["data"]?["item"]?["likes"]?.int, 1)
+
+        // Bob drops off after the first push; a second post comes; he resumes from his seq.
+        let seq = pushes[0]["seq"]?.int ?? 0
+        bob.close()
+        let second = try await post(alice, at: onBridge, body: "now open again")
+        let back = try await ProtocolClient(url: server.url)
+        _ = try await back.ok("account.login", ["login": "bob", "password": "secret123"])
+        let resumed = try await back.ok("subscribe", ["room": sub["room"] ?? .null, "since": ["seq": .int(seq), "epoch": sub["epoch"] ?? .null]])
+        XCTAssertEqual(resumed["recovered"], .bool(true))
+        let missed = try await back.waitForPushes(2)
+        XCTAssertEqual(missed.map { $0["seq"]?.int ?? 0 }, [seq + 1, seq + 2])
+        XCTAssertEqual(missed[1]["data"]?["item"]?["id"], second["id"])
+    }
+
+    func testItemsExpireOnTimeAndSurviveARestartUntilThen() async throws {
+        server.stop()
+        server = try TestServer { $0.domainSettings[RoutesDomain.intelTtlSeconds] = 2 }
+        let (alice, _) = try await server.user("alice")
+        let (bob, _) = try await server.user("bob")
+        let sub = try await bob.ok("route.subscribe", bridgeRoute)
+        let item = try await post(alice, at: onBridge)
+        let pushes = try await bob.waitForPushes(2) // intel.added, then intel.expired about 2 s later
+        XCTAssertEqual(pushes.map { $0["event"]?.string ?? "" }, ["intel.added", "intel.expired"])
+        XCTAssertEqual(pushes[1]["data"]?["item"], item["id"])
+        let afterExpiry = try await alice.errorCode("intel.get", ["item": item["id"] ?? .null])
+        XCTAssertEqual(afterExpiry, "not_found")
+
+        // A fresh item survives a restart; the corridor's room is found again by its id, with a new epoch.
+        let kept = try await post(alice, at: onBridge, body: "durable")
+        let dir = server.configuration.dataDir
+        server.stop()
+        server = try TestServer(dataDir: dir) { $0.domainSettings[RoutesDomain.intelTtlSeconds] = 60 }
+        let (carol, _) = try await server.user("carol")
+        let got = try await carol.ok("intel.get", ["item": kept["id"] ?? .null])
+        XCTAssertEqual(got["item"]?["body"]?.string, "durable")
+        let again = try await carol.ok("subscribe", ["room": sub["room"] ?? .null, "since": ["seq": 1, "epoch": sub["epoch"] ?? .null]])
+        XCTAssertEqual(again["recovered"], .bool(false))
+        XCTAssertNotEqual(again["epoch"], sub["epoch"])
+        XCTAssertEqual(again["snapshot"]?["items"]?.items.map { $0["id"] }, [kept["id"]])
+    }
+}
+
+extension JSON {
+    /// This object with `other`'s fields added (tests build variants of one request).
+    func merging(_ other: JSON) -> JSON {
+        guard case .object(let mine) = self, case .object(let theirs) = other else { return self }
+        return .object(mine.filter { field in !theirs.contains { $0.0 == field.0 } } + theirs)
+    }
+}

@@ -129,8 +129,10 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ], path: "Tests/TestSupport"),
         .testTarget(name: "WebSocketTests", dependencies: ["WebSocket"]),
-        .testTarget(name: "VenuesTests", dependencies: ["Venues"]),
-        .testTarget(name: "RoutesTests", dependencies: ["Routes"]),
+        // A seeded random generator for the pure test targets (which must not depend on the server).
+        .target(name: "SeededRandom", path: "Tests/SeededRandom"),
+        .testTarget(name: "VenuesTests", dependencies: ["Venues", "SeededRandom"]),
+        .testTarget(name: "RoutesTests", dependencies: ["Routes", "SeededRandom"]),
         .testTarget(name: "RouteServiceTests", dependencies: ["RouteService", "Routes", "Storage", "Realtime",
                                                               .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "VenueServiceTests", dependencies: ["VenueService", "Venues", "DomainSeam", "Realtime", "Storage", "WebSocket"]),

@@ -26,7 +26,7 @@ public struct VenuesDomain: Domain {
 
     public let directory: VenueDirectory
     let capabilities: Capabilities
-    private let sweeper: Sweeper
+    private let sweeper: Periodic
 
     public init(context: DomainContext) {
         var configuration = VenueDirectory.Configuration()
@@ -38,7 +38,9 @@ public struct VenuesDomain: Domain {
             capabilities.resolve(UserDirectory.self)?.hides(list, user) ?? false
         }
         self.capabilities = capabilities
-        sweeper = Sweeper(directory: directory, interval: Double(context.settings[Self.sweepSeconds]))
+        // Trims quiet rooms' histories and retires idle venues.
+        let venues = directory
+        sweeper = Periodic(every: Double(context.settings[Self.sweepSeconds])) { now in await venues.sweep(now: now) }
     }
 
     public var ops: [Op] { jukeboxOps + profileOps }
@@ -51,20 +53,5 @@ public struct VenuesDomain: Domain {
         var prefix: String { "venue" }
         func host(_ id: String, for user: String) async throws(ProtocolError) -> any RoomHost { try await directory.actor(for: id) }
         func liveHost(_ id: String) -> (any RoomHost)? { directory.liveActor(id) }
-    }
-
-    /// Trims quiet rooms' histories and retires idle venues, every `interval` seconds until shutdown.
-    struct Sweeper: Service {
-        let directory: VenueDirectory
-        let interval: Double
-
-        func run() async throws {
-            await cancelWhenGracefulShutdown {
-                while !Task.isCancelled {
-                    do { try await Task.sleep(for: .seconds(interval)) } catch { return }
-                    await directory.sweep(now: Date().timeIntervalSince1970)
-                }
-            }
-        }
     }
 }

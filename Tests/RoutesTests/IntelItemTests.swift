@@ -1,4 +1,5 @@
 import Routes
+import SeededRandom
 import XCTest
 
 /// Items' rules: likes once and never one's own, likes postpone expiry, links, filters, and the
@@ -47,7 +48,7 @@ final class IntelItemTests: XCTestCase {
 
     func testExpiryQueueGivesDueEntriesInOrder() {
         var q = ExpiryQueue()
-        var rng = SplitMix(seed: 3)
+        var rng = SplitMix64(seed: 3)
         var times: [Double] = []
         for i in 0..<1000 {
             let t = rng.uniform(0, 1000)

@@ -1,4 +1,5 @@
 import Routes
+import SeededRandom
 import XCTest
 
 /// Hashtags in any script, and the item index against brute force.
@@ -18,7 +19,7 @@ final class IntelTests: XCTestCase {
     }
 
     func testItemIndexAgreesWithBruteForce() throws {
-        var rng = SplitMix(seed: 11)
+        var rng = SplitMix64(seed: 11)
         for centre in [GeoPoint(52.37, 4.89), GeoPoint(0, 179.99), GeoPoint(-89.9, 0)] {
             var index = ItemIndex()
             var all: [String: GeoPoint] = [:]

@@ -1,3 +1,4 @@
+import SeededRandom
 import Venues
 import XCTest
 
@@ -121,18 +122,5 @@ final class OrderingTests: XCTestCase {
         }
         let rest = r.queue.filter { $0.uri != pinned }.map { (key($0), $0.uri) }.sorted { $0.0 < $1.0 }.map(\.1)
         return (pinned.map { [$0] } ?? []) + rest
-    }
-}
-
-/// A small deterministic generator for randomized tests.
-struct SplitMix64 {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

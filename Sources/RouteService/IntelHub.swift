@@ -81,6 +81,10 @@ public actor IntelHub {
 
     /// Posts an item; returns it once it is durable.
     public func post(_ draft: Draft, by author: IntelItem.Author, now: Double) async throws(ProtocolError) -> IntelItem {
+        // `at` orders lists by time: an item may tell of the recent past, not of the future.
+        if let at = draft.at, at > now + 300 || at < now - configuration.ttlSeconds {
+            throw .badRequest("field at must be a time (seconds since 1970) within the last \(Int(configuration.ttlSeconds)) s and not in the future")
+        }
         let tags = Self.merged(draft.tags, Hashtags.extract(from: draft.body))
         let item = IntelItem(id: "i" + Self.randomID(), point: draft.point, kind: draft.kind, author: author, tags: tags,
                              modes: draft.modes, body: draft.body, at: draft.at ?? now, expiresAt: now + configuration.ttlSeconds)

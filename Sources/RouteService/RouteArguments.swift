@@ -11,9 +11,9 @@ extension Args {
     }
 
     static func point(_ a: Args, _ field: String) throws(ProtocolError) -> GeoPoint {
-        let lat = try a.double("lat"), lon = try a.double("lon")
-        guard let p = GeoPoint(lat: lat, lon: lon) else {
-            throw .badRequest("field \(field) must have lat in -90…90 and lon in -180…180")
+        guard let lat = try? a.double("lat"), let lon = try? a.double("lon"),
+              let p = GeoPoint(lat: lat, lon: lon) else {
+            throw .badRequest("field \(field) must be {lat, lon} with lat in -90…90 and lon in -180…180")
         }
         return p
     }

@@ -53,7 +53,11 @@ public struct RoutesDomain: Domain {
     }
 
     public var rooms: [any RoomDirectory] { [CorridorRooms(directory: directory)] }
-    public var services: [any Service] { [Expirer(hub: hub, directory: directory), Sweeper(directory: directory, interval: sweepInterval)] }
+    public var services: [any Service] {
+        let corridors = directory
+        // Trims quiet corridor rooms and retires idle corridors.
+        return [Expirer(hub: hub, directory: directory), Periodic(every: sweepInterval) { now in await corridors.sweep(now: now) }]
+    }
 
     public var ops: [Op] {
         let hub = self.hub, directory = self.directory
@@ -65,11 +69,17 @@ public struct RoutesDomain: Domain {
                     corridor = try Corridor(from: a.from, via: a.via, to: a.to, widthMeters: a.widthMeters ?? directory.configuration.defaultWidthMeters,
                                             limits: directory.configuration.limits)
                 } catch {
-                    throw .badRequest("\(error.field): \(error.message)")
+                    throw .badRequest("field \(error.field): \(error.message)")
                 }
-                let actor = try await directory.actor(for: corridor)
-                try await c.session.addSubscription("route:\(actor.id)")
-                await actor.open(reply: c.reply, filter: a.filter, sort: a.sort)
+                // The subscription limit is checked before a corridor is made for it.
+                let room = "route:\(corridor.id)"
+                try await c.session.addSubscription(room)
+                do throws(ProtocolError) {
+                    try await directory.actor(for: corridor).open(reply: c.reply, filter: a.filter, sort: a.sort)
+                } catch {
+                    await c.session.removeSubscription(room)
+                    throw error
+                }
                 return .sent // the corridor answered, ahead of any push
             },
             .user("intel.post", .write, IntelPostArgs.self) { c throws(ProtocolError) in
@@ -115,21 +125,6 @@ public struct RoutesDomain: Domain {
                     }
                     let wait = min(1, max(0.001, (await hub.nextExpiry ?? .infinity) - Date().timeIntervalSince1970))
                     do { try await Task.sleep(for: .seconds(wait)) } catch { return }
-                }
-            }
-        }
-    }
-
-    /// Trims quiet corridor rooms and retires idle corridors, every `interval` seconds.
-    struct Sweeper: Service {
-        let directory: CorridorDirectory
-        let interval: Double
-
-        func run() async throws {
-            await cancelWhenGracefulShutdown {
-                while !Task.isCancelled {
-                    do { try await Task.sleep(for: .seconds(interval)) } catch { return }
-                    await directory.sweep(now: Date().timeIntervalSince1970)
                 }
             }
         }

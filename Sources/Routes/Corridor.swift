@@ -21,7 +21,7 @@ public struct Corridor: Sendable, Equatable {
         public init() {}
     }
 
-    /// Why a corridor is refused; `field` names the argument.
+    /// Why a corridor is refused: `field` names the argument, `message` says what is wrong with it.
     public struct Refusal: Error, Equatable, Sendable {
         public var field: String
         public var message: String
@@ -30,9 +30,9 @@ public struct Corridor: Sendable, Equatable {
     /// A corridor from `from` through `via` to `to`, checked against `limits`.
     public init(from: GeoPoint, via: [GeoPoint] = [], to: GeoPoint, widthMeters: Double, limits: Limits = .init()) throws(Refusal) {
         guard widthMeters.isFinite, widthMeters >= limits.minWidthMeters, widthMeters <= limits.maxWidthMeters else {
-            throw Refusal(field: "widthMeters", message: "widthMeters must be between \(Int(limits.minWidthMeters)) and \(Int(limits.maxWidthMeters))")
+            throw Refusal(field: "widthMeters", message: "must be between \(Int(limits.minWidthMeters)) and \(Int(limits.maxWidthMeters)) metres")
         }
-        guard via.count <= limits.maxVia else { throw Refusal(field: "via", message: "at most \(limits.maxVia) via points") }
+        guard via.count <= limits.maxVia else { throw Refusal(field: "via", message: "at most \(limits.maxVia) points") }
         let path = [from] + via + [to]
         let length = zip(path, path.dropFirst()).reduce(0) { $0 + $1.0.distance(to: $1.1) }
         guard length <= limits.maxPathMeters else {

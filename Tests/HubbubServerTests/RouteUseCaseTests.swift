@@ -1,3 +1,4 @@
+import Foundation
 import HubbubTestSupport
 import Realtime
 import RouteService
@@ -31,6 +32,8 @@ final class RouteUseCaseTests: XCTestCase {
                               (["from": point(41, 29), "to": point(-33.9, 151.2)], "to"),
                               (["from": point(95, 29), "to": point(41.01, 29)], "from"),
                               (["from": point(41, 29)], "to"),
+                              (["from": ["lat": 41], "to": point(41.01, 29)], "from"),
+                              (["from": point(41, 29), "to": point(41.01, 29), "via": [["lon": 29]]], "via[0]"),
                               (["from": point(41, 29), "to": point(41.01, 29), "sort": "random"], "sort"),
                               (["from": point(41, 29), "to": point(41.01, 29), "filter": ["kinds": ["party"]]], "kinds")] {
             let r = try await c.call("route.subscribe", args)
@@ -41,6 +44,9 @@ final class RouteUseCaseTests: XCTestCase {
         XCTAssertTrue(badPost["error"]?["message"]?.string?.contains("kind") ?? false, badPost.encoded)
         let empty = try await c.call("intel.post", ["lat": 41.0, "lon": 29.0, "kind": "poi", "body": "  "])
         XCTAssertTrue(empty["error"]?["message"]?.string?.contains("body") ?? false, empty.encoded)
+        let future = try await c.call("intel.post", ["lat": 41.0, "lon": 29.0, "kind": "poi", "body": "x",
+                                                     "at": .double(Date().timeIntervalSince1970 + 3600)])
+        XCTAssertTrue(future["error"]?["message"]?.string?.hasPrefix("field at") ?? false, future.encoded)
     }
 
     func testAPostReachesEveryCorridorContainingItOnceAndNoOther() async throws {

@@ -16,6 +16,10 @@ public actor IntelHub {
         /// Karma for sharing an item, and for each like it receives.
         public var karmaPerItem = 1
         public var karmaPerLike = 2
+        /// Karma to each linked item's poster (not to whoever made the link).
+        public var karmaPerLink = 2
+        /// Most items `query` answers.
+        public var maxQueryResults = 500
         public var grid = GeoGrid()
         public init() {}
     }
@@ -112,6 +116,68 @@ public actor IntelHub {
         let karma = configuration.karmaPerLike, liked = item
         try await durably { db in try IntelRows.like(liked, by: user, at: now, karma: karma, db) }
         return liked
+    }
+
+    /// A comment by `user` on a live item; returns the item as it now is, once durable.
+    public func comment(_ id: String, by user: String, text: String, now: Double) async throws(ProtocolError) -> IntelItem {
+        guard var item = live.items[id] else { throw .notFound("no live item \(id)") }
+        guard store.acceptsWrites else { throw ProtocolError(.unavailable, "too many changes are waiting to be written; try again") }
+        item.comments += 1
+        live.items[id] = item
+        let commented = item
+        try await durably { db in try IntelRows.comment(commented, by: user, text: text, at: now, db) }
+        return commented
+    }
+
+    /// Links two live items (each shows the other); returns both as they now are, once durable.
+    public func link(_ id: String, to other: String, by user: String, now: Double) async throws(ProtocolError) -> (IntelItem, IntelItem) {
+        guard var a = live.items[id] else { throw .notFound("no live item \(id)") }
+        guard var b = live.items[other] else { throw .notFound("no live item \(other)") }
+        do throws(IntelItem.Refusal) {
+            try a.link(to: other)
+            try b.link(to: id)
+        } catch .selfLink {
+            throw .badRequest("field to: an item cannot be linked to itself")
+        } catch {
+            throw .conflict("\(id) and \(other) are linked already")
+        }
+        guard store.acceptsWrites else { throw ProtocolError(.unavailable, "too many changes are waiting to be written; try again") }
+        live.items[id] = a
+        live.items[other] = b
+        let karma = configuration.karmaPerLink, linkedA = a, linkedB = b
+        try await durably { db in try IntelRows.link(linkedA, linkedB, by: user, at: now, karma: karma, db) }
+        return (linkedA, linkedB)
+    }
+
+    /// Live items in a box (`minLon > maxLon`: across the antimeridian) that happened between
+    /// `since` and `until` and pass `filter`, newest first, at most `maxQueryResults`.
+    public func query(minLat: Double, minLon: Double, maxLat: Double, maxLon: Double, since: Double?, until: Double?,
+                      filter: IntelFilter) -> (items: [IntelItem], truncated: Bool) {
+        // Every live item of the box is looked at (the time and filter cut afterwards), bounded by the live set.
+        let (ids, _) = live.index.items(minLat: minLat, minLon: minLon, maxLat: maxLat, maxLon: maxLon, limit: .max)
+        let earliest = since ?? -.infinity, latest = until ?? .infinity
+        let kept = ids.compactMap { live.items[$0] }
+            .filter { item in item.at >= earliest && item.at <= latest && filter.matches(item) }
+            .sorted { ($0.at, $0.id) > ($1.at, $1.id) }
+        return (Array(kept.prefix(configuration.maxQueryResults)), kept.count > configuration.maxQueryResults)
+    }
+
+    /// An item's comments, oldest first (at most `limit`).
+    public func comments(of id: String, limit: Int = 200) async throws(ProtocolError) -> [(user: String?, text: String, at: Double)] {
+        do {
+            return try await store.read { db in try IntelRows.comments(of: id, limit: limit, db) }
+        } catch {
+            throw ProtocolError(.unavailable, "could not read comments")
+        }
+    }
+
+    /// A user's karma.
+    public func karma(of user: String) async throws(ProtocolError) -> Int {
+        do {
+            return try await store.read { db in try IntelRows.karma(of: user, db) }
+        } catch {
+            throw ProtocolError(.unavailable, "could not read karma")
+        }
     }
 
     /// Takes out every item due at `now` and returns them (their rooms push `intel.expired`).

@@ -25,6 +25,32 @@ enum IntelRows {
         if case .user(let poster) = item.author, karma != 0 { try addKarma(poster, karma, db) }
     }
 
+    static func comment(_ item: IntelItem, by user: String, text: String, at: Double, _ db: Database) throws {
+        try db.execute(sql: "INSERT INTO intel_comment (item, user, text, at) VALUES (?, ?, ?, ?)", arguments: [item.id, user, text, at])
+        try db.execute(sql: "UPDATE intel_item SET comments = comments + 1 WHERE id = ?", arguments: [item.id])
+    }
+
+    /// Both directions of a link, and karma to each item's poster but the one who linked.
+    static func link(_ a: IntelItem, _ b: IntelItem, by user: String, at: Double, karma: Int, _ db: Database) throws {
+        for (x, y) in [(a.id, b.id), (b.id, a.id)] {
+            try db.execute(sql: "INSERT INTO intel_link (item, other, at) VALUES (?, ?, ?)", arguments: [x, y, at])
+        }
+        guard karma != 0 else { return }
+        for item in [a, b] {
+            if case .user(let poster) = item.author, poster != user { try addKarma(poster, karma, db) }
+        }
+    }
+
+    /// An item's comments, oldest first.
+    static func comments(of item: String, limit: Int, _ db: Database) throws -> [(user: String?, text: String, at: Double)] {
+        try Row.fetchAll(db, sql: "SELECT user, text, at FROM intel_comment WHERE item = ? ORDER BY id LIMIT ?", arguments: [item, limit])
+            .map { ($0["user"], $0["text"], $0["at"]) }
+    }
+
+    static func karma(of user: String, _ db: Database) throws -> Int {
+        try Int.fetchOne(db, sql: "SELECT points FROM karma WHERE user = ?", arguments: [user]) ?? 0
+    }
+
     static func addKarma(_ user: String, _ points: Int, _ db: Database) throws {
         try db.execute(sql: "INSERT INTO karma (user, points) VALUES (?, ?) ON CONFLICT (user) DO UPDATE SET points = points + excluded.points",
                        arguments: [user, points])

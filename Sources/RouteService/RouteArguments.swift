@@ -107,3 +107,46 @@ struct ItemArgs: OpArguments {
     var item: String
     init(_ a: Args) throws(ProtocolError) { item = try a.string("item", maxLength: 64) }
 }
+
+/// `intel.comment {item, text}`
+struct CommentArgs: OpArguments {
+    var item, text: String
+    init(_ a: Args) throws(ProtocolError) {
+        item = try a.string("item", maxLength: 64)
+        text = try a.string("text", maxLength: 500)
+        guard !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { throw .badRequest("field text must not be empty") }
+    }
+}
+
+/// `intel.link {item, to}`
+struct LinkArgs: OpArguments {
+    var item, to: String
+    init(_ a: Args) throws(ProtocolError) {
+        item = try a.string("item", maxLength: 64)
+        to = try a.string("to", maxLength: 64)
+    }
+}
+
+/// `intel.query {minLat, minLon, maxLat, maxLon, since?, until?, filter?}`; `minLon > maxLon` is a
+/// box across the antimeridian.
+struct QueryArgs: OpArguments {
+    var minLat, minLon, maxLat, maxLon: Double
+    var since, until: Double?
+    var filter: IntelFilter
+
+    init(_ a: Args) throws(ProtocolError) {
+        minLat = try a.double("minLat")
+        minLon = try a.double("minLon")
+        maxLat = try a.double("maxLat")
+        maxLon = try a.double("maxLon")
+        for (name, value, limit) in [("minLat", minLat, 90.0), ("maxLat", maxLat, 90), ("minLon", minLon, 180), ("maxLon", maxLon, 180)]
+        where !(value.isFinite && abs(value) <= limit) {
+            throw .badRequest("field \(name) must be between -\(Int(limit)) and \(Int(limit))")
+        }
+        guard minLat <= maxLat else { throw .badRequest("field minLat must not be greater than maxLat") }
+        since = try a.optionalDouble("since")
+        until = try a.optionalDouble("until")
+        if let since, let until, since > until { throw .badRequest("field since must not be after until") }
+        filter = try a.filter("filter")
+    }
+}

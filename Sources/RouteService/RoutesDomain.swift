@@ -25,9 +25,14 @@ public struct RoutesDomain: Domain {
     public static let karmaPerItem = Setting("routes.karmaPerItem", default: 1, range: 0...1_000, help: "karma for sharing an item")
     public static let karmaPerLike = Setting("routes.karmaPerLike", default: 2, range: 0...1_000,
                                              help: "karma for each like an item receives")
+    public static let karmaPerLink = Setting("routes.karmaPerLink", default: 2, range: 0...1_000,
+                                             help: "karma to each linked item's poster (not to whoever links)")
+    public static let maxQueryResults = Setting("routes.maxQueryResults", default: 500, range: 1...10_000,
+                                                help: "most items intel.query answers (newest first)")
 
     public static var settings: [any AnySetting] {
-        [intelTtlSeconds, defaultWidthMeters, maxWidthMeters, maxPathKm, retireAfterSeconds, sweepSeconds, karmaPerItem, karmaPerLike]
+        [intelTtlSeconds, defaultWidthMeters, maxWidthMeters, maxPathKm, retireAfterSeconds, sweepSeconds, karmaPerItem, karmaPerLike,
+         karmaPerLink, maxQueryResults]
     }
 
     public static func migrations(_ migrator: inout DatabaseMigrator) { RouteSchema.register(&migrator) }
@@ -41,6 +46,8 @@ public struct RoutesDomain: Domain {
         intel.ttlSeconds = Double(context.settings[Self.intelTtlSeconds])
         intel.karmaPerItem = context.settings[Self.karmaPerItem]
         intel.karmaPerLike = context.settings[Self.karmaPerLike]
+        intel.karmaPerLink = context.settings[Self.karmaPerLink]
+        intel.maxQueryResults = context.settings[Self.maxQueryResults]
         hub = try IntelHub(store: context.store, configuration: intel)
         var corridors = CorridorDirectory.Configuration()
         corridors.defaultWidthMeters = Double(context.settings[Self.defaultWidthMeters])
@@ -90,7 +97,39 @@ public struct RoutesDomain: Domain {
             },
             .user("intel.get", .read, ItemArgs.self) { c throws(ProtocolError) in
                 guard let item = await hub.item(c.args.item) else { throw .notFound("no live item \(c.args.item)") }
-                return .reply(["item": item.json()])
+                let comments = try await hub.comments(of: item.id).map { comment -> JSON in
+                    ["by": comment.user.map { ["user": .string($0)] } ?? .null, "text": .string(comment.text), "at": .double(comment.at)]
+                }
+                var linked: [JSON] = []
+                for id in item.links { if let other = await hub.item(id) { linked.append(other.json()) } }
+                return .reply(["item": item.json(), "comments": .array(comments), "linked": .array(linked)])
+            },
+            .user("intel.comment", .write, CommentArgs.self) { c throws(ProtocolError) in
+                let now = Date().timeIntervalSince1970
+                let item = try await hub.comment(c.args.item, by: c.user, text: c.args.text, now: now)
+                for corridor in directory.corridors(containing: item.point) { await corridor.publish(.updated, item: item) }
+                return .reply(["item": item.json(), "comment": ["by": ["user": .string(c.user)], "text": .string(c.args.text), "at": .double(now)]])
+            },
+            .user("intel.link", .write, LinkArgs.self) { c throws(ProtocolError) in
+                let (a, b) = try await hub.link(c.args.item, to: c.args.to, by: c.user, now: Date().timeIntervalSince1970)
+                // Every corridor that holds either item hears of the link, once.
+                var told = Set<String>()
+                for corridor in directory.corridors(containing: a.point) + directory.corridors(containing: b.point)
+                where told.insert(corridor.id).inserted {
+                    await corridor.publish(.linked, ["item": .string(a.id), "to": .string(b.id)])
+                }
+                return .reply(["item": a.json(), "to": b.json()])
+            },
+            .user("intel.query", .read, QueryArgs.self) { c throws(ProtocolError) in
+                let q = c.args
+                let (items, truncated) = await hub.query(minLat: q.minLat, minLon: q.minLon, maxLat: q.maxLat, maxLon: q.maxLon,
+                                                         since: q.since, until: q.until, filter: q.filter)
+                return .reply(["items": .array(items.map { $0.json() }), "truncated": .bool(truncated)])
+            },
+            .user("user.karma", .read, UserArgument.self) { c throws(ProtocolError) in
+                let user = c.args.user ?? c.user
+                let points = try await hub.karma(of: user)
+                return .reply(["user": .string(user), "karma": .int(points), "level": .string(Karma.level(for: points))])
             },
             .user("intel.like", .write, ItemArgs.self) { c throws(ProtocolError) in
                 let item = try await hub.like(c.args.item, by: c.user, now: Date().timeIntervalSince1970)

@@ -116,6 +116,69 @@ final class RouteUseCaseTests: XCTestCase {
         XCTAssertEqual(missed[1]["data"]?["item"]?["id"], second["id"])
     }
 
+    func testCommentsLinksQueriesAndKarma() async throws {
+        let (alice, aliceID) = try await server.user("alice")
+        let (bob, bobID) = try await server.user("bob")
+        let (carol, _) = try await server.user("carol")
+        let (dave, _) = try await server.user("dave")
+        _ = try await carol.ok("route.subscribe", bridgeRoute)
+        _ = try await dave.ok("route.subscribe", farRoute)
+        let a = try await post(alice, at: onBridge)
+        let b = try await post(bob, at: (41.0850, 29.0350), body: "ferry late #vapur")
+        _ = try await carol.waitForPushes(1)
+        _ = try await dave.waitForPushes(1)
+        carol.clearPushes()
+        dave.clearPushes()
+
+        let commented = try await bob.ok("intel.comment", ["item": a["id"] ?? .null, "text": "still closed at 9"])
+        XCTAssertEqual(commented["item"]?["comments"]?.int, 1)
+        let updated = try await carol.waitForPushes(1)
+        XCTAssertEqual(updated.first?["event"]?.string, "intel.updated")
+        XCTAssertEqual(updated.first?["data"]?["item"]?["comments"]?.int, 1)
+        let blank = try await bob.call("intel.comment", ["item": a["id"] ?? .null, "text": " "])
+        XCTAssertTrue(blank["error"]?["message"]?.string?.contains("text") ?? false, blank.encoded)
+
+        let linked = try await carol.ok("intel.link", ["item": a["id"] ?? .null, "to": b["id"] ?? .null])
+        XCTAssertEqual(linked["item"]?["links"], [b["id"] ?? .null])
+        XCTAssertEqual(linked["to"]?["links"], [a["id"] ?? .null])
+        let toCarol = try await carol.waitForPushes(2)
+        let toDave = try await dave.waitForPushes(1)
+        XCTAssertEqual(toCarol[1]["event"]?.string, "intel.linked")
+        XCTAssertEqual(toCarol[1]["data"]?["to"], b["id"])
+        XCTAssertEqual(toDave.first?["event"]?.string, "intel.linked", "both items' corridors hear of the link")
+        let again = try await carol.errorCode("intel.link", ["item": b["id"] ?? .null, "to": a["id"] ?? .null])
+        XCTAssertEqual(again, "conflict")
+        let toItself = try await carol.errorCode("intel.link", ["item": a["id"] ?? .null, "to": a["id"] ?? .null])
+        XCTAssertEqual(toItself, "bad_request")
+        let toNothing = try await carol.errorCode("intel.link", ["item": a["id"] ?? .null, "to": "inope"])
+        XCTAssertEqual(toNothing, "not_found")
+
+        let got = try await dave.ok("intel.get", ["item": a["id"] ?? .null])
+        XCTAssertEqual(got["comments"]?.items.map { $0["text"]?.string ?? "" }, ["still closed at 9"])
+        XCTAssertEqual(got["comments"]?.items.first?["by"]?["user"]?.string, bobID)
+        XCTAssertEqual(got["linked"]?.items.map { $0["id"] }, [b["id"]])
+
+        let bridgeBox: JSON = ["minLat": 41.01, "minLon": 28.96, "maxLat": 41.03, "maxLon": 28.99]
+        let inBridgeBox = try await dave.ok("intel.query", bridgeBox)["items"]?.items.map { $0["id"] }
+        XCTAssertEqual(inBridgeBox, [a["id"]])
+        let poi = try await dave.ok("intel.query", bridgeBox.merging(["filter": ["kinds": ["poi"]]]))
+        XCTAssertEqual(poi["items"]?.items.count, 0)
+        let later = try await dave.ok("intel.query", bridgeBox.merging(["since": .double(Date().timeIntervalSince1970 + 60)]))
+        XCTAssertEqual(later["items"]?.items.count, 0)
+        let everywhere = try await dave.ok("intel.query", ["minLat": 40, "minLon": 28, "maxLat": 42, "maxLon": 30])
+        XCTAssertEqual(everywhere["items"]?.items.map { $0["id"] }, [b["id"], a["id"]], "newest first")
+        let upsideDown = try await dave.call("intel.query", ["minLat": 42, "minLon": 28, "maxLat": 41, "maxLon": 30])
+        XCTAssertTrue(upsideDown["error"]?["message"]?.string?.contains("minLat") ?? false, upsideDown.encoded)
+
+        // Karma: 1 for sharing, 2 for each like or link received (not for linking oneself).
+        _ = try await dave.ok("intel.like", ["item": a["id"] ?? .null])
+        let aliceKarma = try await bob.ok("user.karma", ["user": .string(aliceID)])
+        XCTAssertEqual(aliceKarma["karma"]?.int, 1 + 2 + 2)
+        XCTAssertEqual(aliceKarma["level"]?.string, "newcomer")
+        let bobKarma = try await bob.ok("user.karma")["karma"]?.int
+        XCTAssertEqual(bobKarma, 1 + 2)
+    }
+
     func testItemsExpireOnTimeAndSurviveARestartUntilThen() async throws {
         server.stop()
         server = try TestServer { $0.domainSettings[RoutesDomain.intelTtlSeconds] = 2 }

@@ -71,6 +71,26 @@ final class IntelHubTests: XCTestCase {
         XCTAssertEqual(restored?.expiresAt, 1015)
     }
 
+    func testCommentsAndLinksAreDurable() async throws {
+        let s = try store()
+        let h = try hub(s, ttl: 100, now: 1000)
+        let a = try await h.post(bridge, by: .user("alice"), now: 1000)
+        let b = try await h.post(bridge, by: .provider(source: "iett"), now: 1001)
+        _ = try await h.comment(a.id, by: "bob", text: "still closed", now: 1002)
+        let (la, lb) = try await h.link(a.id, to: b.id, by: "bob", now: 1003)
+        XCTAssertEqual(la.links, [b.id])
+        XCTAssertEqual(lb.links, [a.id])
+        do { _ = try await h.link(b.id, to: a.id, by: "carol", now: 1004); XCTFail("linked twice") } catch { XCTAssertEqual(error.code, .conflict) }
+        let again = try hub(s, ttl: 100, now: 1005)
+        let restored = await again.item(a.id)
+        XCTAssertEqual(restored?.comments, 1)
+        XCTAssertEqual(restored?.links, [b.id])
+        let comments = try await again.comments(of: a.id)
+        XCTAssertEqual(comments.map(\.text), ["still closed"])
+        let karma = try await again.karma(of: "alice")
+        XCTAssertEqual(karma, 1 + 2, "sharing, then a link by someone else; the provider has none")
+    }
+
     func testItemsDueWhileTheServerWasDownHaveExpiredAtStart() async throws {
         let s = try store()
         let h = try hub(s, now: 1000)

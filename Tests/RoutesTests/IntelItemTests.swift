@@ -64,4 +64,13 @@ final class IntelItemTests: XCTestCase {
         XCTAssertEqual(rest.map(\.at), rest.map(\.at).sorted())
         XCTAssertNil(q.next)
     }
+
+    func testKarmaLevels() {
+        XCTAssertEqual(Karma.level(for: 0), "newcomer")
+        XCTAssertEqual(Karma.level(for: 9), "newcomer")
+        XCTAssertEqual(Karma.level(for: 10), "scout")
+        XCTAssertEqual(Karma.level(for: 999), "navigator")
+        XCTAssertEqual(Karma.level(for: 5000), "pathfinder")
+        XCTAssertEqual(Karma.level(for: -3), "newcomer")
+    }
 }

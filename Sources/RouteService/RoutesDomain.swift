@@ -29,10 +29,12 @@ public struct RoutesDomain: Domain {
                                              help: "karma to each linked item's poster (not to whoever links)")
     public static let maxQueryResults = Setting("routes.maxQueryResults", default: 500, range: 1...10_000,
                                                 help: "most items intel.query answers (newest first)")
+    public static let maxQueryDegrees = Setting("routes.maxQueryDegrees", default: 2.0, range: 0.001...360.0,
+                                                help: "the largest box intel.query takes, in degrees of latitude and of longitude")
 
     public static var settings: [any AnySetting] {
         [intelTtlSeconds, defaultWidthMeters, maxWidthMeters, maxPathKm, retireAfterSeconds, sweepSeconds, karmaPerItem, karmaPerLike,
-         karmaPerLink, maxQueryResults]
+         karmaPerLink, maxQueryResults, maxQueryDegrees]
     }
 
     public static func migrations(_ migrator: inout DatabaseMigrator) { RouteSchema.register(&migrator) }
@@ -40,6 +42,8 @@ public struct RoutesDomain: Domain {
     public let hub: IntelHub
     public let directory: CorridorDirectory
     private let sweepInterval: Double
+    private let maxQueryDegrees: Double
+    private let capabilities: Capabilities
 
     public init(context: DomainContext) throws {
         var intel = IntelHub.Configuration()
@@ -57,6 +61,8 @@ public struct RoutesDomain: Domain {
         corridors.history = context.roomHistory
         directory = CorridorDirectory(store: context.store, hub: hub, sink: context.sink, configuration: corridors)
         sweepInterval = Double(context.settings[Self.sweepSeconds])
+        maxQueryDegrees = context.settings[Self.maxQueryDegrees]
+        capabilities = context.capabilities
     }
 
     public var rooms: [any RoomDirectory] { [CorridorRooms(directory: directory)] }
@@ -67,7 +73,7 @@ public struct RoutesDomain: Domain {
     }
 
     public var ops: [Op] {
-        let hub = self.hub, directory = self.directory
+        let hub = self.hub, directory = self.directory, maxQueryDegrees = self.maxQueryDegrees, capabilities = self.capabilities
         return [
             .user("route.subscribe", .read, RouteSubscribeArgs.self) { c throws(ProtocolError) in
                 let a = c.args
@@ -122,12 +128,20 @@ public struct RoutesDomain: Domain {
             },
             .user("intel.query", .read, QueryArgs.self) { c throws(ProtocolError) in
                 let q = c.args
+                // A bounded box bounds the work: every live item in it is looked at before the newest are kept.
+                let lonSpan = q.minLon <= q.maxLon ? q.maxLon - q.minLon : 360 - (q.minLon - q.maxLon)
+                guard q.maxLat - q.minLat <= maxQueryDegrees, lonSpan <= maxQueryDegrees else {
+                    throw .badRequest("the box may span at most \(maxQueryDegrees)° of latitude and of longitude")
+                }
                 let (items, truncated) = await hub.query(minLat: q.minLat, minLon: q.minLon, maxLat: q.maxLat, maxLon: q.maxLon,
                                                          since: q.since, until: q.until, filter: q.filter)
                 return .reply(["items": .array(items.map { $0.json() }), "truncated": .bool(truncated)])
             },
             .user("user.karma", .read, UserArgument.self) { c throws(ProtocolError) in
                 let user = c.args.user ?? c.user
+                if user != c.user, await capabilities.resolve(UserDirectory.self)?.exists(user) == false {
+                    throw .notFound("no user \(user)")
+                }
                 let points = try await hub.karma(of: user)
                 return .reply(["user": .string(user), "karma": .int(points), "level": .string(Karma.level(for: points))])
             },

@@ -19,9 +19,19 @@ final class ConfigurationTests: XCTestCase {
             var value: JSON? = file
             for part in setting.key.split(separator: ".") { value = value?[String(part)] }
             XCTAssertNotNil(value, "config/hubbub.json lacks \(setting.key)")
-            let expected: String
-            if case .string(let s) = setting.defaultSetting { expected = JSON.string(s).encoded } else { expected = "\(setting.defaultSetting)" }
-            XCTAssertEqual(value?.encoded, expected, "config/hubbub.json: \(setting.key)")
+            let message = "config/hubbub.json: \(setting.key)"
+            switch setting.defaultSetting {
+            case .string(let s): XCTAssertEqual(value, .string(s), message)
+            case .int(let i): XCTAssertEqual(value, .int(i), message)
+            case .bool(let b): XCTAssertEqual(value, .bool(b), message)
+            case .double(let d):
+                // JSON has one kind of number: 2.0 may be read back as 2.
+                switch value {
+                case .double(let x)?: XCTAssertEqual(x, d, message)
+                case .int(let x)?: XCTAssertEqual(Double(x), d, message)
+                default: XCTFail("\(message) is not a number")
+                }
+            }
         }
     }
 

@@ -165,10 +165,14 @@ final class RouteUseCaseTests: XCTestCase {
         XCTAssertEqual(poi["items"]?.items.count, 0)
         let later = try await dave.ok("intel.query", bridgeBox.merging(["since": .double(Date().timeIntervalSince1970 + 60)]))
         XCTAssertEqual(later["items"]?.items.count, 0)
-        let everywhere = try await dave.ok("intel.query", ["minLat": 40, "minLon": 28, "maxLat": 42, "maxLon": 30])
+        let everywhere = try await dave.ok("intel.query", ["minLat": 40.5, "minLon": 28, "maxLat": 41.5, "maxLon": 30])
         XCTAssertEqual(everywhere["items"]?.items.map { $0["id"] }, [b["id"], a["id"]], "newest first")
         let upsideDown = try await dave.call("intel.query", ["minLat": 42, "minLon": 28, "maxLat": 41, "maxLon": 30])
         XCTAssertTrue(upsideDown["error"]?["message"]?.string?.contains("minLat") ?? false, upsideDown.encoded)
+        let world = try await dave.call("intel.query", ["minLat": -80, "minLon": -180, "maxLat": 80, "maxLon": 180])
+        XCTAssertTrue(world["error"]?["message"]?.string?.contains("at most 2.0°") ?? false, world.encoded)
+        let nobody = try await dave.errorCode("user.karma", ["user": "unobody"])
+        XCTAssertEqual(nobody, "not_found")
 
         // Karma: 1 for sharing, 2 for each like or link received (not for linking oneself).
         _ = try await dave.ok("intel.like", ["item": a["id"] ?? .null])

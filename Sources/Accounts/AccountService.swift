@@ -321,6 +321,30 @@ public actor AccountService {
         return found
     }
 
+    /// The alias (else the username) of each of `users` that exists and is not deleted.
+    public func aliases(of users: [String]) async throws(ProtocolError) -> [String: String] {
+        let unique = Array(Set(users))
+        guard !unique.isEmpty else { return [:] }
+        do {
+            return try await store.read { db in
+                var names: [String: String] = [:]
+                // In chunks: SQLite caps the parameters of one statement.
+                for start in stride(from: 0, to: unique.count, by: 500) {
+                    let chunk = Array(unique[start..<min(unique.count, start + 500)])
+                    let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
+                    for row in try Row.fetchAll(db, sql: """
+                        SELECT id, COALESCE(alias, username) AS name FROM user WHERE id IN (\(marks)) AND deleted_at IS NULL
+                        """, arguments: StatementArguments(chunk)) {
+                        names[row["id"]] = row["name"]
+                    }
+                }
+                return names
+            }
+        } catch {
+            throw ProtocolError(.unavailable, "could not read accounts")
+        }
+    }
+
     /// Updates the caller's own profile with the fields given.
     public func updateProfile(_ id: String, args: Args) async throws(ProtocolError) -> JSON {
         var sets: [String] = []

@@ -128,6 +128,7 @@ public struct AccountsDomain: Domain {
         let accounts: AccountService
         func exists(_ user: String) async -> Bool { ((try? await accounts.user(user)) ?? nil) != nil }
         func hides(_ list: PrivateList, _ user: String) -> Bool { accounts.privacy.hides(list, user) }
+        func aliases(of users: [String]) async throws(ProtocolError) -> [String: String] { try await accounts.aliases(of: users) }
     }
 }
 

@@ -26,6 +26,9 @@ public protocol UserDirectory: Sendable {
     /// Whether `user` hides their `list` from everyone else (unknown users hide nothing). From
     /// memory: cheap enough for every vote's push.
     func hides(_ list: PrivateList, _ user: String) -> Bool
+    /// The name shown for each of `users` that still exists: its alias, else its username. A
+    /// deleted or unknown user is absent (show "deleted user", never their id).
+    func aliases(of users: [String]) async throws(ProtocolError) -> [String: String]
 }
 
 /// The lists of a user's activity a user may hide (protocol.md `privacy`).

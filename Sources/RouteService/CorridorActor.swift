@@ -41,20 +41,22 @@ public actor CorridorActor: RoomHost {
     /// caller's filter and order applied to the list (pushes are the room's: the same for all).
     func open(reply: Replier, filter: IntelFilter, sort: IntelSort) async {
         let items = await hub.items(in: corridor)
+        let names = await directory.aliases(items.compactMap(\.user))
         if let successor = live() { return await successor.open(reply: reply, filter: filter, sort: sort) }
         lastActivity = Date().timeIntervalSince1970
         _ = room.join(reply.member, since: nil, now: lastActivity)
         reply.success(["room": .string(room.name), "seq": .int(Int(room.seq)), "epoch": .string(room.epoch),
-                       "corridor": corridorJSON, "items": .array(Self.list(items, filter: filter, sort: sort, to: corridor.to))])
+                       "corridor": corridorJSON, "items": .array(Self.list(items, filter: filter, sort: sort, to: corridor.to, aliases: names))])
     }
 
     /// `subscribe {room: "route:<id>", since?}`: recovery, or a snapshot of every live item inside.
     public func subscribe(reply: Replier, since: Since?) async throws(ProtocolError) {
         let items = await hub.items(in: corridor)
+        let names = await directory.aliases(items.compactMap(\.user))
         if let successor = live() { return try await successor.subscribe(reply: reply, since: since) }
         lastActivity = Date().timeIntervalSince1970
         room.subscribe(reply.member, since: since, now: lastActivity, reply: reply) {
-            ["corridor": corridorJSON, "items": .array(Self.list(items, filter: IntelFilter(), sort: .distance, to: corridor.to))]
+            ["corridor": corridorJSON, "items": .array(Self.list(items, filter: IntelFilter(), sort: .distance, to: corridor.to, aliases: names))]
         }
     }
 
@@ -70,8 +72,8 @@ public actor CorridorActor: RoomHost {
     }
 
     /// An item inside the corridor, as this corridor shows it (with its distance to the destination).
-    func publish(_ event: RouteEvent, item: IntelItem) {
-        publish(event, ["item": item.json(distanceTo: corridor.to)])
+    func publish(_ event: RouteEvent, item: IntelItem, aliases: Aliases) {
+        publish(event, ["item": item.json(distanceTo: corridor.to, aliases: aliases)])
     }
 
     /// Trims the history, and leaves the directory when nobody has watched for `seconds`.
@@ -88,7 +90,7 @@ public actor CorridorActor: RoomHost {
     }
 
     /// Items filtered, then newest first or closest to `destination` first (ties by id, so the order is stable).
-    static func list(_ items: [IntelItem], filter: IntelFilter, sort: IntelSort, to destination: GeoPoint) -> [JSON] {
+    static func list(_ items: [IntelItem], filter: IntelFilter, sort: IntelSort, to destination: GeoPoint, aliases: Aliases) -> [JSON] {
         let kept = items.filter(filter.matches)
         let ordered: [IntelItem]
         switch sort {
@@ -97,7 +99,7 @@ public actor CorridorActor: RoomHost {
             let keyed = kept.map { ($0.point.distance(to: destination), $0) }
             ordered = keyed.sorted { ($0.0, $0.1.id) < ($1.0, $1.1.id) }.map(\.1)
         }
-        return ordered.map { $0.json(distanceTo: destination) }
+        return ordered.map { $0.json(distanceTo: destination, aliases: aliases) }
     }
 
     static func epoch() -> String {

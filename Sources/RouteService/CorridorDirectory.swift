@@ -28,13 +28,17 @@ public final class CorridorDirectory: Sendable {
 
     let configuration: Configuration
     let hub: IntelHub
+    /// The names shown for users (`UserDirectory.aliases`); deleted users are absent.
+    let aliases: @Sendable ([String]) async -> [String: String]
     private let store: Store
     private let sink: any PushSink
     private let live: Mutex<Live>
 
-    public init(store: Store, hub: IntelHub, sink: any PushSink, configuration: Configuration) {
+    public init(store: Store, hub: IntelHub, sink: any PushSink, configuration: Configuration,
+                aliases: @escaping @Sendable ([String]) async -> [String: String]) {
         self.store = store
         self.hub = hub
+        self.aliases = aliases
         self.sink = sink
         self.configuration = configuration
         live = Mutex(Live(index: CorridorIndex(grid: configuration.grid)))

@@ -59,10 +59,15 @@ public struct RoutesDomain: Domain {
         corridors.limits.maxPathMeters = Double(context.settings[Self.maxPathKm]) * 1000
         corridors.retireAfterSeconds = Double(context.settings[Self.retireAfterSeconds])
         corridors.history = context.roomHistory
-        directory = CorridorDirectory(store: context.store, hub: hub, sink: context.sink, configuration: corridors)
+        let capabilities = context.capabilities
+        directory = CorridorDirectory(store: context.store, hub: hub, sink: context.sink, configuration: corridors) { users in
+            // No accounts domain (tests of this one alone): every user is shown by id.
+            guard let names = capabilities.resolve(UserDirectory.self) else { return Dictionary(users.map { ($0, $0) }, uniquingKeysWith: { a, _ in a }) }
+            return (try? await names.aliases(of: users)) ?? [:]
+        }
         sweepInterval = Double(context.settings[Self.sweepSeconds])
         maxQueryDegrees = context.settings[Self.maxQueryDegrees]
-        capabilities = context.capabilities
+        self.capabilities = capabilities
     }
 
     public var rooms: [any RoomDirectory] { [CorridorRooms(directory: directory)] }
@@ -97,24 +102,30 @@ public struct RoutesDomain: Domain {
             },
             .user("intel.post", .write, IntelPostArgs.self) { c throws(ProtocolError) in
                 let item = try await hub.post(c.args.draft, by: .user(c.user), now: Date().timeIntervalSince1970)
+                let names = await directory.aliases([c.user])
                 // Pushed once durable: every live corridor containing it, once each.
-                for corridor in directory.corridors(containing: item.point) { await corridor.publish(.added, item: item) }
-                return .reply(["item": item.json()])
+                for corridor in directory.corridors(containing: item.point) { await corridor.publish(.added, item: item, aliases: names) }
+                return .reply(["item": item.json(aliases: names)])
             },
             .user("intel.get", .read, ItemArgs.self) { c throws(ProtocolError) in
                 guard let item = await hub.item(c.args.item) else { throw .notFound("no live item \(c.args.item)") }
-                let comments = try await hub.comments(of: item.id).map { comment -> JSON in
-                    ["by": comment.user.map { ["user": .string($0)] } ?? .null, "text": .string(comment.text), "at": .double(comment.at)]
+                let comments = try await hub.comments(of: item.id)
+                var linked: [IntelItem] = []
+                for id in item.links { if let other = await hub.item(id) { linked.append(other) } }
+                let names = await directory.aliases(([item] + linked).compactMap(\.user) + comments.compactMap(\.user))
+                let commentsJSON = comments.map { comment -> JSON in
+                    ["by": comment.user.map { author($0, names) } ?? ["alias": "deleted user"], "text": .string(comment.text), "at": .double(comment.at)]
                 }
-                var linked: [JSON] = []
-                for id in item.links { if let other = await hub.item(id) { linked.append(other.json()) } }
-                return .reply(["item": item.json(), "comments": .array(comments), "linked": .array(linked)])
+                return .reply(["item": item.json(aliases: names), "comments": .array(commentsJSON),
+                               "linked": .array(linked.map { $0.json(aliases: names) })])
             },
             .user("intel.comment", .write, CommentArgs.self) { c throws(ProtocolError) in
                 let now = Date().timeIntervalSince1970
                 let item = try await hub.comment(c.args.item, by: c.user, text: c.args.text, now: now)
-                for corridor in directory.corridors(containing: item.point) { await corridor.publish(.updated, item: item) }
-                return .reply(["item": item.json(), "comment": ["by": ["user": .string(c.user)], "text": .string(c.args.text), "at": .double(now)]])
+                let names = await directory.aliases([item.user, c.user].compactMap { $0 })
+                for corridor in directory.corridors(containing: item.point) { await corridor.publish(.updated, item: item, aliases: names) }
+                return .reply(["item": item.json(aliases: names),
+                               "comment": ["by": author(c.user, names), "text": .string(c.args.text), "at": .double(now)]])
             },
             .user("intel.link", .write, LinkArgs.self) { c throws(ProtocolError) in
                 let (a, b) = try await hub.link(c.args.item, to: c.args.to, by: c.user, now: Date().timeIntervalSince1970)
@@ -124,7 +135,8 @@ public struct RoutesDomain: Domain {
                 where told.insert(corridor.id).inserted {
                     await corridor.publish(.linked, ["item": .string(a.id), "to": .string(b.id)])
                 }
-                return .reply(["item": a.json(), "to": b.json()])
+                let names = await directory.aliases([a.user, b.user].compactMap { $0 })
+                return .reply(["item": a.json(aliases: names), "to": b.json(aliases: names)])
             },
             .user("intel.query", .read, QueryArgs.self) { c throws(ProtocolError) in
                 let q = c.args
@@ -135,7 +147,8 @@ public struct RoutesDomain: Domain {
                 }
                 let (items, truncated) = await hub.query(minLat: q.minLat, minLon: q.minLon, maxLat: q.maxLat, maxLon: q.maxLon,
                                                          since: q.since, until: q.until, filter: q.filter)
-                return .reply(["items": .array(items.map { $0.json() }), "truncated": .bool(truncated)])
+                let names = await directory.aliases(items.compactMap(\.user))
+                return .reply(["items": .array(items.map { $0.json(aliases: names) }), "truncated": .bool(truncated)])
             },
             .user("user.karma", .read, UserArgument.self) { c throws(ProtocolError) in
                 let user = c.args.user ?? c.user
@@ -147,8 +160,9 @@ public struct RoutesDomain: Domain {
             },
             .user("intel.like", .write, ItemArgs.self) { c throws(ProtocolError) in
                 let item = try await hub.like(c.args.item, by: c.user, now: Date().timeIntervalSince1970)
-                for corridor in directory.corridors(containing: item.point) { await corridor.publish(.updated, item: item) }
-                return .reply(["item": item.json()])
+                let names = await directory.aliases(item.user.map { [$0] } ?? [])
+                for corridor in directory.corridors(containing: item.point) { await corridor.publish(.updated, item: item, aliases: names) }
+                return .reply(["item": item.json(aliases: names)])
             },
         ]
     }

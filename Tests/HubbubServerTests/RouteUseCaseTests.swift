@@ -64,6 +64,7 @@ final class RouteUseCaseTests: XCTestCase {
         let item = try await post(alice, at: onBridge)
         XCTAssertEqual(item["tags"], ["köprü"])
         XCTAssertEqual(item["by"]?["user"]?.string, aliceID)
+        XCTAssertEqual(item["by"]?["alias"]?.string, "alice", "the alias defaults to the username")
         let toBob = try await bob.waitForPushes(1)
         let toCarol = try await carol.waitForPushes(1)
         XCTAssertEqual(toBob.first?["event"]?.string, "intel.added")
@@ -181,6 +182,20 @@ final class RouteUseCaseTests: XCTestCase {
         XCTAssertEqual(aliceKarma["level"]?.string, "newcomer")
         let bobKarma = try await bob.ok("user.karma")["karma"]?.int
         XCTAssertEqual(bobKarma, 1 + 2)
+    }
+
+    func testItemsShowTheAliasAndForgetADeletedPoster() async throws {
+        let (alice, aliceID) = try await server.user("alice")
+        let (bob, _) = try await server.user("bob")
+        _ = try await alice.ok("profile.update", ["alias": "Road Runner"])
+        let item = try await post(alice, at: onBridge)
+        XCTAssertEqual(item["by"], ["user": .string(aliceID), "alias": "Road Runner"])
+        _ = try await alice.ok("intel.comment", ["item": item["id"] ?? .null, "text": "my own note"])
+        _ = try await alice.ok("account.delete")
+        let got = try await bob.ok("intel.get", ["item": item["id"] ?? .null])
+        XCTAssertEqual(got["item"]?["by"], ["alias": "deleted user"], "the item stays, the person is gone from it")
+        XCTAssertEqual(got["comments"]?.items.first?["by"], ["alias": "deleted user"])
+        XCTAssertFalse(got.encoded.contains(aliceID))
     }
 
     func testItemsExpireOnTimeAndSurviveARestartUntilThen() async throws {

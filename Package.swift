@@ -86,7 +86,7 @@ let package = Package(
 
         // Route corridors live: the intel stream (items, likes, expiry), durable.
         .target(name: "RouteService", dependencies: [
-            "Routes", "Realtime", "Storage", "DomainSeam", "WebSocket",
+            "Routes", "Realtime", "Storage", "DomainSeam", "WebSocket", "HubbubCrypto",
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),

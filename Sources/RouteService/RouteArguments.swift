@@ -150,3 +150,9 @@ struct QueryArgs: OpArguments {
         filter = try a.filter("filter")
     }
 }
+
+/// `{destination}`
+struct DestinationArgs: OpArguments {
+    var destination: String
+    init(_ a: Args) throws(ProtocolError) { destination = try a.string("destination", maxLength: 64) }
+}

@@ -54,5 +54,21 @@ public enum RouteSchema {
                 ) WITHOUT ROWID;
                 """)
         }
+        migrator.registerMigration("routes.v2") { db in
+            // A traveller's destinations (UC1), most recent first.
+            try db.execute(sql: """
+                CREATE TABLE destination (
+                    user TEXT NOT NULL,
+                    id TEXT NOT NULL,
+                    to_lat REAL NOT NULL,
+                    to_lon REAL NOT NULL,
+                    label TEXT,
+                    filter TEXT NOT NULL,        -- the filter last used, as route.subscribe takes it
+                    last_used REAL NOT NULL,
+                    PRIMARY KEY (user, id)
+                ) WITHOUT ROWID;
+                CREATE INDEX destination_recent ON destination (user, last_used);
+                """)
+        }
     }
 }

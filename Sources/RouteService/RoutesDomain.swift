@@ -4,6 +4,7 @@ import GRDB
 import Realtime
 import Routes
 import ServiceLifecycle
+import Storage
 
 /// Route corridors and the intel stream (seed 003) on the seam: `route:` rooms, the route and
 /// intel ops, its tables, its settings, the expiry timer and the sweeper of idle corridors.
@@ -44,6 +45,7 @@ public struct RoutesDomain: Domain {
     private let sweepInterval: Double
     private let maxQueryDegrees: Double
     private let capabilities: Capabilities
+    private let store: Store
 
     public init(context: DomainContext) throws {
         var intel = IntelHub.Configuration()
@@ -68,6 +70,7 @@ public struct RoutesDomain: Domain {
         sweepInterval = Double(context.settings[Self.sweepSeconds])
         maxQueryDegrees = context.settings[Self.maxQueryDegrees]
         self.capabilities = capabilities
+        store = context.store
     }
 
     public var rooms: [any RoomDirectory] { [CorridorRooms(directory: directory)] }
@@ -79,6 +82,7 @@ public struct RoutesDomain: Domain {
 
     public var ops: [Op] {
         let hub = self.hub, directory = self.directory, maxQueryDegrees = self.maxQueryDegrees, capabilities = self.capabilities
+        let store = self.store
         return [
             .user("route.subscribe", .read, RouteSubscribeArgs.self) { c throws(ProtocolError) in
                 let a = c.args
@@ -92,6 +96,16 @@ public struct RoutesDomain: Domain {
                 // The subscription limit is checked before a corridor is made for it.
                 let room = "route:\(corridor.id)"
                 try await c.session.addSubscription(room)
+                // UC1: the destination is remembered (with its label and filter) for the caller.
+                let user = c.user
+                do {
+                    _ = try await store.write { db in
+                        try Destinations.remember(user: user, to: a.to, label: a.label, filter: a.filter, now: Date().timeIntervalSince1970, db)
+                    }
+                } catch {
+                    await c.session.removeSubscription(room)
+                    throw ProtocolError(.unavailable, "could not save the destination; try again")
+                }
                 do throws(ProtocolError) {
                     try await directory.actor(for: corridor).open(reply: c.reply, filter: a.filter, sort: a.sort)
                 } catch {
@@ -149,6 +163,25 @@ public struct RoutesDomain: Domain {
                                                          since: q.since, until: q.until, filter: q.filter)
                 let names = await directory.aliases(items.compactMap(\.user))
                 return .reply(["items": .array(items.map { $0.json(aliases: names) }), "truncated": .bool(truncated)])
+            },
+            .user("destinations.list", .read, NoArguments.self) { c throws(ProtocolError) in
+                let user = c.user
+                do {
+                    return .reply(["destinations": .array(try await store.read { db in try Destinations.list(user: user, limit: 100, db) })])
+                } catch {
+                    throw ProtocolError(.unavailable, "could not read destinations")
+                }
+            },
+            .user("destination.forget", .write, DestinationArgs.self) { c throws(ProtocolError) in
+                let user = c.user, id = c.args.destination
+                let forgotten: Bool
+                do {
+                    forgotten = try await store.write { db in try Destinations.forget(user: user, id: id, db) }
+                } catch {
+                    throw ProtocolError(.unavailable, "could not forget the destination; try again")
+                }
+                guard forgotten else { throw .notFound("no destination \(id)") }
+                return .reply(["forgotten": .string(id)])
             },
             .user("user.karma", .read, UserArgument.self) { c throws(ProtocolError) in
                 let user = c.args.user ?? c.user

@@ -184,6 +184,29 @@ final class RouteUseCaseTests: XCTestCase {
         XCTAssertEqual(bobKarma, 1 + 2)
     }
 
+    func testDestinationsAreRememberedMostRecentFirstAndForgotten() async throws {
+        let (alice, _) = try await server.user("alice")
+        let (bob, _) = try await server.user("bob")
+        _ = try await alice.ok("route.subscribe", bridgeRoute.merging(["label": "work", "filter": ["kinds": ["disruption"]]]))
+        _ = try await alice.ok("route.subscribe", farRoute)
+        // The same destination again, from elsewhere and without a label: refreshed, label kept.
+        _ = try await alice.ok("route.subscribe", ["from": point(41.0100, 28.9600), "to": point(41.0245, 28.9770)])
+        let list = try await alice.ok("destinations.list")["destinations"]?.items ?? []
+        XCTAssertEqual(list.count, 2)
+        XCTAssertEqual(list.first?["label"]?.string, "work", "most recent first, the label kept")
+        XCTAssertEqual(list.first?["to"]?["lat"], .double(41.0245))
+        XCTAssertEqual(list.first?["filter"], [:], "the filter last used")
+        XCTAssertEqual(list.last?["label"], .null)
+        let others = try await bob.ok("destinations.list")["destinations"]?.items.count
+        XCTAssertEqual(others, 0, "destinations are their traveller's own")
+        let id = list.first?["destination"] ?? .null
+        let notBobs = try await bob.errorCode("destination.forget", ["destination": id])
+        XCTAssertEqual(notBobs, "not_found")
+        _ = try await alice.ok("destination.forget", ["destination": id])
+        let left = try await alice.ok("destinations.list")["destinations"]?.items.map { $0["destination"] }
+        XCTAssertEqual(left, [list.last?["destination"] ?? .null])
+    }
+
     func testItemsShowTheAliasAndForgetADeletedPoster() async throws {
         let (alice, aliceID) = try await server.user("alice")
         let (bob, _) = try await server.user("bob")

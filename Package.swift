@@ -78,7 +78,7 @@ let package = Package(
         .target(name: "Routes", dependencies: ["HubbubCrypto"]),
         // Venues live: one actor per venue, its room, its durable state.
         .target(name: "VenueService", dependencies: [
-            "Venues", "Realtime", "Storage", "WebSocket", "DomainSeam",
+            "Venues", "Realtime", "Storage", "WebSocket", "DomainSeam", "HubbubCrypto",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "GRDB", package: "GRDB.swift"),

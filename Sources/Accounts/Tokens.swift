@@ -67,16 +67,7 @@ public struct Tokens: Sendable {
         Tokens.base64url(Digest.hmacSHA256(key: secret, message: Array(body.utf8)))
     }
 
-    static func base64url(_ bytes: [UInt8]) -> String {
-        String(Base64.encode(bytes).compactMap { c -> Character? in
-            switch c {
-            case "+": return "-"
-            case "/": return "_"
-            case "=": return nil
-            default: return c
-            }
-        })
-    }
+    static func base64url(_ bytes: [UInt8]) -> String { Base64.encodeURL(bytes) }
 
     /// A random identifier (16 bytes, base64url).
     public static func randomID(bytes: Int = 12) -> String { base64url(Digest.randomBytes(bytes)) }

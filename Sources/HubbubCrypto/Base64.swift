@@ -62,4 +62,16 @@ public enum Base64 {
         }
         return out
     }
+
+    /// base64url without padding (RFC 4648 §5): for ids and tokens that travel in URLs and JSON.
+    public static func encodeURL(_ bytes: [UInt8]) -> String {
+        String(encode(bytes).compactMap { c -> Character? in
+            switch c {
+            case "+": return "-"
+            case "/": return "_"
+            case "=": return nil
+            default: return c
+            }
+        })
+    }
 }

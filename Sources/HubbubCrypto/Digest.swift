@@ -69,6 +69,13 @@ public enum Digest {
         return out
     }
 
+    /// `length` random lowercase letters and digits, without the easily confused l, 0 and 1 (ids
+    /// and room epochs people may read or type).
+    public static func randomToken(length: Int) -> String {
+        let alphabet = Array("abcdefghijkmnopqrstuvwxyz23456789")
+        return String(randomBytes(length).map { alphabet[Int($0) % alphabet.count] })
+    }
+
     /// Compares two byte strings in time independent of where they differ.
     public static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
         guard a.count == b.count else { return false }

@@ -1,5 +1,6 @@
 import DomainSeam
 import Foundation
+import HubbubCrypto
 import Realtime
 import Routes
 import WebSocket
@@ -24,7 +25,7 @@ public actor CorridorActor: RoomHost {
         self.directory = directory
         self.hub = hub
         self.sink = sink
-        room = Room(name: "route:\(id)", epoch: Self.epoch(), limits: history)
+        room = Room(name: "route:\(id)", epoch: Digest.randomToken(length: 8), limits: history)
     }
 
     /// The live actor for this corridor: this one (put back in the directory if a sweep took it
@@ -100,12 +101,6 @@ public actor CorridorActor: RoomHost {
             ordered = keyed.sorted { ($0.0, $0.1.id) < ($1.0, $1.1.id) }.map(\.1)
         }
         return ordered.map { $0.json(distanceTo: destination, aliases: aliases) }
-    }
-
-    static func epoch() -> String {
-        let alphabet = Array("abcdefghijkmnopqrstuvwxyz23456789")
-        var rng = SystemRandomNumberGenerator()
-        return String((0..<8).map { _ in alphabet[Int(rng.next() % UInt64(alphabet.count))] })
     }
 }
 

@@ -10,8 +10,7 @@ enum Destinations {
     /// A destination's id for one user: its point rounded like a corridor's (about 11 m).
     static func id(of to: GeoPoint) -> String {
         let text = "d1|\(Int((to.lat * 10_000).rounded())),\(Int((to.lon * 10_000).rounded()))"
-        return "d" + String(Base64.encode(Array(Digest.sha256(Array(text.utf8)).prefix(9)))
-            .map { $0 == "+" ? "-" : $0 == "/" ? "_" : $0 })
+        return "d" + Base64.encodeURL(Array(Digest.sha256(Array(text.utf8)).prefix(9)))
     }
 
     /// Remembers (or refreshes) `to` for `user`; a label given replaces the old one.

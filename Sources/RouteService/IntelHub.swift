@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import HubbubCrypto
 import Realtime
 import Routes
 import Storage
@@ -90,7 +91,7 @@ public actor IntelHub {
             throw .badRequest("field at must be a time (seconds since 1970) within the last \(Int(configuration.ttlSeconds)) s and not in the future")
         }
         let tags = Self.merged(draft.tags, Hashtags.extract(from: draft.body))
-        let item = IntelItem(id: "i" + Self.randomID(), point: draft.point, kind: draft.kind, author: author, tags: tags,
+        let item = IntelItem(id: "i" + Digest.randomToken(length: 12), point: draft.point, kind: draft.kind, author: author, tags: tags,
                              modes: draft.modes, body: draft.body, at: draft.at ?? now, expiresAt: now + configuration.ttlSeconds)
         guard store.acceptsWrites else { throw ProtocolError(.unavailable, "too many changes are waiting to be written; try again") }
         live.remember(item)
@@ -208,11 +209,5 @@ public actor IntelHub {
     static func merged(_ given: [String], _ found: [String]) -> [String] {
         var seen = Set<String>()
         return (given.map { $0.lowercased() } + found).filter { seen.insert($0).inserted }
-    }
-
-    static func randomID() -> String {
-        let alphabet = Array("abcdefghijkmnopqrstuvwxyz23456789")
-        var rng = SystemRandomNumberGenerator()
-        return String((0..<12).map { _ in alphabet[Int(rng.next() % UInt64(alphabet.count))] })
     }
 }

@@ -75,6 +75,6 @@ public struct Corridor: Sendable, Equatable {
             text += "|\(lat),\(abs(lat) == 900_000 ? 0 : lon)"
         }
         let digest = Digest.sha256(Array(text.utf8)).prefix(12)
-        return String(Base64.encode(Array(digest)).map { $0 == "+" ? "-" : $0 == "/" ? "_" : $0 })
+        return Base64.encodeURL(Array(digest))
     }
 }

@@ -1,5 +1,6 @@
 import DomainSeam
 import Foundation
+import HubbubCrypto
 import Realtime
 import Storage
 import Synchronization
@@ -35,7 +36,7 @@ public actor VenueActor: RoomHost {
         self.store = store
         self.sink = sink
         // A new actor starts a new epoch: a client's seq from before cannot be resumed.
-        room = Room(name: "venue:\(venue.id)", epoch: randomToken(length: 8), limits: history)
+        room = Room(name: "venue:\(venue.id)", epoch: Digest.randomToken(length: 8), limits: history)
     }
 
     /// Pushes an event to the room.
@@ -139,10 +140,4 @@ final class WriteCounter: Sendable {
     let count = Atomic<Int>(0)
     /// A commit failed: the actor's memory may hold changes the store does not.
     let failed = Atomic<Bool>(false)
-}
-
-/// Random lowercase letters and digits, without the easily confused l, 0 and 1.
-func randomToken(length: Int) -> String {
-    let alphabet = Array("abcdefghijkmnopqrstuvwxyz23456789")
-    return String((0..<length).map { _ in alphabet[Int.random(in: 0..<alphabet.count)] })
 }

@@ -1,5 +1,6 @@
 import DomainSeam
 import Foundation
+import HubbubCrypto
 import GRDB
 import Realtime
 import Storage
@@ -48,7 +49,7 @@ public final class VenueDirectory: Sendable {
     // MARK: Profiles (UC5, UC6, UC16, UC17, UC18)
 
     func register(owner: String, fields: VenueFields) async throws(ProtocolError) -> VenueRecord {
-        let record = VenueRecord(id: "v" + randomToken(length: 10), ownerID: owner, fields: fields)
+        let record = VenueRecord(id: "v" + Digest.randomToken(length: 10), ownerID: owner, fields: fields)
         try await write { db in
             try db.execute(sql: """
                 INSERT INTO venue (id, owner_id, name, address, postcode, city, country, lat, lon, search_text, created_at)

@@ -7,73 +7,22 @@ and checks every track's voters: each acknowledged vote is there, and no user ap
 Prints `crash: N passed, M failed` last. Usage: test-crash.py HUBBUB_BIN
 """
 import asyncio
-import json
-import os
 import random
-import signal
-import socket
-import subprocess
 import sys
 import tempfile
-import time
 
-from websockets.asyncio.client import connect
+sys.dont_write_bytecode = True  # no __pycache__ in scripts/
+from crashlib import free_port, kill_when, session, start
 
 BIN = sys.argv[1] if len(sys.argv) > 1 else ".build/release/hubbub"
 USERS, TRACKS = 40, 40
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start(port, data):
-    proc = subprocess.Popen([BIN, "--host", "127.0.0.1", "--port", str(port), "--data-dir", data, "--log-level", "warning",
-                             "--auth-kdf-iterations", "1000", "--auth-signups-per-address-per-hour", "100000000", "--rate-limits-write-burst", "100000",
-                             "--rate-limits-write-per-second", "100000", "--rate-limits-auth-burst", "1000"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    for _ in range(300):
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return proc
-        except OSError:
-            if proc.poll() is not None:
-                raise SystemExit("hubbub exited at start: " + proc.stderr.read().decode())
-            time.sleep(0.1)
-    raise SystemExit("hubbub did not start")
-
-
-class Client:
-    def __init__(self, ws):
-        self.ws, self.next = ws, 1
-
-    async def call(self, op, **args):
-        rid = self.next
-        self.next += 1
-        await self.ws.send(json.dumps({"id": rid, "op": op, "args": args}))
-        while True:
-            m = json.loads(await self.ws.recv())
-            if m.get("id") == rid:
-                return m
-
-
-async def session(url, name):
-    ws = await connect(url + "/ws", max_size=None)
-    c = Client(ws)
-    r = await c.call("account.signup", username=name, email=f"{name}@example.com", password="secret123")
-    if not r.get("ok"):
-        r = await c.call("account.login", login=name, password="secret123")
-    await c.call("auth", token=r["result"]["token"])
-    return c, r["result"]["user"]["id"]
 
 
 async def main():
     data = tempfile.mkdtemp(prefix="hubbub-crash-")
     port = free_port()
     url = f"ws://127.0.0.1:{port}"
-    proc = start(port, data)
+    proc = start(BIN, port, data)
     owner, _ = await session(url, "owner")
     venue = (await owner.call("venue.register", name="Crash Bar", address="1 Main St", postcode="1",
                               city="Town", country="X", lat=1.0, lon=1.0))["result"]["venue"]["id"]
@@ -97,15 +46,11 @@ async def main():
     tasks = [asyncio.create_task(storm(c, uid)) for c, uid in voters]
     # Kill once about a third of the votes are acknowledged: well inside the storm, whatever
     # the machine's speed.
-    deadline = time.monotonic() + 60
-    while len(acked) < USERS * TRACKS // 3 and time.monotonic() < deadline:
-        await asyncio.sleep(0.002)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    await kill_when(proc, lambda: len(acked), USERS * TRACKS // 3)
     await asyncio.gather(*tasks, return_exceptions=True)
     killed_with = len(acked)
 
-    proc = start(port, data)
+    proc = start(BIN, port, data)
     try:
         checker, _ = await session(url, "owner")
         failures = 0

@@ -4,8 +4,9 @@
 #   2. one release build of everything (server, load generator, test targets),
 #   3. swift test (codec unit tests, transport and server integration tests),
 #   4. interop with Python's websockets library (ws/wss, with and without compression),
-#      kill -9 during a vote storm (nothing acknowledged lost, nothing counted twice), and the
-#      load harness end to end (the smoke scenario's thresholds, comparison mode, exit status),
+#      kill -9 during a vote storm and during a burst of intel posts, likes, comments and links
+#      (nothing acknowledged lost, nothing counted twice), and the load harness end to end
+#      (the smoke scenario's thresholds, comparison mode, exit status),
 #   5. the whole Autobahn|Testsuite (kosoku) against /echo,
 #   6. headless Chromium against /echo over ws:// and wss://,
 #   7. a short libFuzzer run over the parsers.
@@ -28,6 +29,9 @@ scripts/test-interop.sh
 log "crash: kill -9 during a vote storm"
 ensure_venv websockets
 "$VENV_PY" scripts/test-crash.py "$HUBBUB_BIN"
+
+log "crash: kill -9 during a burst of intel posts, likes, comments and links"
+"$VENV_PY" scripts/test-crash-routes.py "$HUBBUB_BIN"
 
 log "load harness: smoke scenario and comparison mode"
 scripts/test-load.sh

@@ -12,6 +12,8 @@ import Storage
 ///   (subscribe, recovery, unsubscribe and leave-on-close all go through it);
 /// - `services`: its background work, started after the store and before the transport, and
 ///   stopped in reverse order (swift-service-lifecycle);
+/// - `endpoints`: its operator HTTP endpoints under `/api/` (feeds, provider intel), behind the
+///   operator key, with the body streamed to them (see `HTTPEndpoint`);
 /// - `migrations` and `settings` (static: needed before any domain is built): its tables and its
 ///   configuration section, each setting with a documented default.
 ///
@@ -30,12 +32,14 @@ public protocol Domain: Sendable {
     var ops: [Op] { get }
     var rooms: [any RoomDirectory] { get }
     var services: [any Service] { get }
+    var endpoints: [HTTPEndpoint] { get }
 }
 
 extension Domain {
     public static var settings: [any AnySetting] { [] }
     public var rooms: [any RoomDirectory] { [] }
     public var services: [any Service] { [] }
+    public var endpoints: [HTTPEndpoint] { [] }
 }
 
 /// What the core hands a domain when it builds it.

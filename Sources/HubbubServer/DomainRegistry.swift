@@ -10,6 +10,7 @@ final class DomainRegistry: Sendable {
     let ops: [String: Op]
     let rooms: [String: any RoomDirectory]
     let services: [any Service]
+    let endpoints: [HTTPEndpoint]
 
     init(domains: [any Domain]) throws {
         var rooms: [String: any RoomDirectory] = [:]
@@ -29,6 +30,7 @@ final class DomainRegistry: Sendable {
         }
         self.ops = ops
         services = domains.flatMap(\.services)
+        endpoints = domains.flatMap(\.endpoints)
     }
 
     /// Leaves every room a closed connection was in (live rooms only: nothing is loaded for it).

@@ -13,9 +13,11 @@ final class HubbubApplication: ServerApplication, @unchecked Sendable {
     private let echoEndpoint: WebSocketEndpoint
     private let sessionEndpoint: WebSocketEndpoint
     private var broadcastEndpoint: WebSocketEndpoint?
+    private let api: DomainEndpoints
 
-    init(configuration: HubbubConfiguration, metrics: MetricsExposition, sessions: SessionContext) {
+    init(configuration: HubbubConfiguration, metrics: MetricsExposition, sessions: SessionContext, api: DomainEndpoints) {
         self.configuration = configuration
+        self.api = api
         self.metrics = metrics
         policy = Handshake.ServerPolicy(subprotocols: ["hubbub.v1"], allowedOrigins: configuration.allowedOrigins,
                                         deflate: configuration.deflatePolicy)
@@ -53,8 +55,9 @@ final class HubbubApplication: ServerApplication, @unchecked Sendable {
             return .http(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: metrics.render(), headers: [])
         case let path where path.hasPrefix("/api/"):
             // Without a key the operator API does not exist; with one, nothing is said to a caller without it.
-            if !configuration.api.key.isEmpty, let refusal = operatorRefusal(head) { return refusal }
-            return .text(404, "no such endpoint: \(path)\n")
+            guard !configuration.api.key.isEmpty else { return .text(404, "no such endpoint: \(path)\n") }
+            if let refusal = operatorRefusal(head) { return refusal }
+            return api.route(head) ?? .text(404, "no such endpoint: \(path)\n")
         default:
             return .text(404, "no such endpoint: \(head.path)\n")
         }

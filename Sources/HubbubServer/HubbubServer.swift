@@ -66,7 +66,8 @@ public final class HubbubServer: Sendable {
                           abuseThreshold: rl.abuseThreshold, maxPendingRequests: configuration.sessions.maxPendingRequests,
                           maxSubscriptions: configuration.sessions.maxSubscriptions),
             logger: logger)
-        let app = HubbubApplication(configuration: configuration, metrics: MetricsExposition.shared, sessions: sessions)
+        let app = HubbubApplication(configuration: configuration, metrics: MetricsExposition.shared, sessions: sessions,
+                                     api: try DomainEndpoints(registry.endpoints, logger: logger))
         let d = configuration.deflate
         var transportConfiguration = configuration.transport(tlsContext: tlsContext)
         if tlsOnFreePort { transportConfiguration.tlsPort = 0 }

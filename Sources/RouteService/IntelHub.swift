@@ -86,18 +86,31 @@ public actor IntelHub {
 
     /// Posts an item; returns it once it is durable.
     public func post(_ draft: Draft, by author: IntelItem.Author, now: Double) async throws(ProtocolError) -> IntelItem {
+        try await post([(draft, author)], now: now)[0].get()
+    }
+
+    /// Posts several items in one durable write (a provider's batch): each draft is accepted or
+    /// refused on its own (`at` out of range); the accepted ones are returned once all are durable.
+    /// A failed write refuses the whole batch (`unavailable`): nothing of it was acknowledged.
+    public func post(_ drafts: [(Draft, IntelItem.Author)], now: Double) async throws(ProtocolError) -> [Result<IntelItem, ProtocolError>] {
+        let results = drafts.map { draft, author in Result { () throws(ProtocolError) in try make(draft, by: author, now: now) } }
+        let items = results.compactMap { try? $0.get() }
+        guard !items.isEmpty else { return results }
+        guard store.acceptsWrites else { throw ProtocolError(.unavailable, "too many changes are waiting to be written; try again") }
+        for item in items { live.remember(item) }
+        let karma = configuration.karmaPerItem
+        try await durably { db in for item in items { try IntelRows.insert(item, postedAt: now, karma: karma, db) } }
+        return results
+    }
+
+    private func make(_ draft: Draft, by author: IntelItem.Author, now: Double) throws(ProtocolError) -> IntelItem {
         // `at` orders lists by time: an item may tell of the recent past, not of the future.
         if let at = draft.at, at > now + 300 || at < now - configuration.ttlSeconds {
             throw .badRequest("field at must be a time (seconds since 1970) within the last \(Int(configuration.ttlSeconds)) s and not in the future")
         }
         let tags = Self.merged(draft.tags, Hashtags.extract(from: draft.body))
-        let item = IntelItem(id: "i" + Digest.randomToken(length: 12), point: draft.point, kind: draft.kind, author: author, tags: tags,
-                             modes: draft.modes, body: draft.body, at: draft.at ?? now, expiresAt: now + configuration.ttlSeconds)
-        guard store.acceptsWrites else { throw ProtocolError(.unavailable, "too many changes are waiting to be written; try again") }
-        live.remember(item)
-        let karma = configuration.karmaPerItem
-        try await durably { db in try IntelRows.insert(item, postedAt: now, karma: karma, db) }
-        return item
+        return IntelItem(id: "i" + Digest.randomToken(length: 12), point: draft.point, kind: draft.kind, author: author, tags: tags,
+                         modes: draft.modes, body: draft.body, at: draft.at ?? now, expiresAt: now + configuration.ttlSeconds)
     }
 
     /// A like by `user`: once, never their own; the item lives `ttlSeconds` from now. Returns the

@@ -89,6 +89,11 @@ struct IntelPostArgs: OpArguments {
     var draft: IntelHub.Draft
 
     init(_ a: Args) throws(ProtocolError) {
+        draft = try Self.draft(a, at: try a.optionalDouble("at"))
+    }
+
+    /// The fields an item has whoever posts it (travellers here, providers through `POST /api/intel`).
+    static func draft(_ a: Args, at: Double?) throws(ProtocolError) -> IntelHub.Draft {
         let lat = try a.double("lat"), lon = try a.double("lon")
         guard let point = GeoPoint(lat: lat, lon: lon) else { throw .badRequest("fields lat and lon must be in -90…90 and -180…180") }
         let kindName = try a.string("kind", maxLength: 20)
@@ -97,8 +102,8 @@ struct IntelPostArgs: OpArguments {
         }
         let body = try a.string("body", maxLength: 1000)
         guard !body.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { throw .badRequest("field body must not be empty") }
-        draft = IntelHub.Draft(point: point, kind: kind, tags: try a.tags("tags"), modes: try a.names("modes", as: TravelMode.self),
-                               body: body, at: try a.optionalDouble("at"))
+        return IntelHub.Draft(point: point, kind: kind, tags: try a.tags("tags"), modes: try a.names("modes", as: TravelMode.self),
+                              body: body, at: at)
     }
 }
 

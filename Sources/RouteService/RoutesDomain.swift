@@ -33,9 +33,14 @@ public struct RoutesDomain: Domain {
     public static let maxQueryDegrees = Setting("routes.maxQueryDegrees", default: 2.0, range: 0.001...360.0,
                                                 help: "the largest box intel.query takes, in degrees of latitude and of longitude")
 
+    public static let maxProviderBodyBytes = Setting("routes.maxProviderBodyBytes", default: 8 << 20, range: 1_024...(1 << 30),
+                                                     help: "the largest body POST /api/intel takes (413 beyond it)")
+    public static let maxProviderItems = Setting("routes.maxProviderItems", default: 10_000, range: 1...1_000_000,
+                                                 help: "the most items one POST /api/intel may carry")
+
     public static var settings: [any AnySetting] {
         [intelTtlSeconds, defaultWidthMeters, maxWidthMeters, maxPathKm, retireAfterSeconds, sweepSeconds, karmaPerItem, karmaPerLike,
-         karmaPerLink, maxQueryResults, maxQueryDegrees]
+         karmaPerLink, maxQueryResults, maxQueryDegrees, maxProviderBodyBytes, maxProviderItems]
     }
 
     public static func migrations(_ migrator: inout DatabaseMigrator) { RouteSchema.register(&migrator) }
@@ -46,6 +51,7 @@ public struct RoutesDomain: Domain {
     private let maxQueryDegrees: Double
     private let capabilities: Capabilities
     private let store: Store
+    private let provider: ProviderIntel
 
     public init(context: DomainContext) throws {
         var intel = IntelHub.Configuration()
@@ -71,7 +77,11 @@ public struct RoutesDomain: Domain {
         maxQueryDegrees = context.settings[Self.maxQueryDegrees]
         self.capabilities = capabilities
         store = context.store
+        provider = ProviderIntel(hub: hub, directory: directory, maxBodyBytes: context.settings[Self.maxProviderBodyBytes],
+                                 maxItems: context.settings[Self.maxProviderItems])
     }
+
+    public var endpoints: [HTTPEndpoint] { [provider.endpoint] }
 
     public var rooms: [any RoomDirectory] { [CorridorRooms(directory: directory)] }
     public var services: [any Service] {

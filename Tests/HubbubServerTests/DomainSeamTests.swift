@@ -22,6 +22,7 @@ struct CounterDomain: Domain {
     let rooms: [any RoomDirectory]
     let ops: [Op]
     let services: [any Service]
+    let endpoints: [HTTPEndpoint]
 
     init(context: DomainContext) {
         let directory = Counters(sink: context.sink, step: context.settings[Self.step], history: context.roomHistory)
@@ -35,6 +36,20 @@ struct CounterDomain: Domain {
             },
         ]
         services = [Started()]
+        // An operator endpoint: `POST /api/counters/<name>/bytes?times=n` adds the body's length n times.
+        endpoints = [HTTPEndpoint("POST", "/api/counters/:name/bytes", maxBodyBytes: 1 << 20) { request in
+            var length = 0
+            do {
+                for try await chunk in request.body { length += chunk.count }
+            } catch {
+                return .error(400, "\(error)")
+            }
+            let times = Int(request.query["times"] ?? "1") ?? 1
+            let counter = directory.counter(request.parameters["name"] ?? "")
+            var value = 0
+            for _ in 0..<times { value = await counter.add(length) }
+            return .json(200, ["value": .int(value), "name": .string(request.parameters["name"] ?? "")])
+        }]
     }
 
     struct NameArgs: OpArguments {
@@ -74,8 +89,9 @@ struct CounterDomain: Domain {
             room = Room(name: "counter:\(name)", epoch: "e1", limits: history)
             (self.sink, self.step) = (sink, step)
         }
-        func bump() -> Int {
-            value += step
+        func bump() -> Int { add(step) }
+        func add(_ n: Int) -> Int {
+            value += n
             room.publish(Event.bumped, data: ["value": .int(value)], now: 0, sink: sink)
             return value
         }
@@ -135,5 +151,63 @@ final class DomainSeamTests: XCTestCase {
         XCTAssertEqual(members, 0, "closed connections left the room")
         let unknown = try await c.errorCode("subscribe", ["room": "nowhere:x"])
         XCTAssertEqual(unknown, "bad_request", "an unknown prefix is named")
+
+        // Its HTTP endpoint: path parameter, query, a streamed body, behind the operator key.
+        let body = Array(repeating: UInt8(ascii: "x"), count: 100_000)
+        let posted = try server.api("POST", "/api/counters/c%201/bytes?times=2", body: body, chunked: true)
+        XCTAssertEqual(posted.status, 200)
+        XCTAssertEqual(posted.json?["value"], 200_000)
+        XCTAssertEqual(posted.json?["name"], "c 1")
+        XCTAssertEqual(try server.api("POST", "/api/counters/c1/bytes", body: body, key: nil).status, 401)
+        XCTAssertEqual(try server.api("PUT", "/api/counters/c1/bytes").status, 405)
+        XCTAssertEqual(try server.api("POST", "/api/counters/c1/other").status, 404)
+    }
+
+    /// A body read slower than it arrives holds the sender back: past `highWater` unread bytes the
+    /// producer is paused, and resumed once the reader has drained half of it.
+    func testARequestBodyPausesItsProducerWhileTheReaderLags() async throws {
+        let events = Mutex<[String]>([])
+        let body = RequestBody(highWater: 100, pause: { events.withLock { $0.append("pause") } },
+                               resume: { events.withLock { $0.append("resume") } })
+        for _ in 0..<3 { body.append(Array(repeating: 1, count: 40)) }
+        XCTAssertEqual(events.withLock { $0 }, ["pause"], "120 unread bytes > 100")
+        body.append(Array(repeating: 2, count: 40))
+        XCTAssertEqual(events.withLock { $0 }, ["pause"], "paused once")
+        var iterator = body.makeAsyncIterator()
+        _ = try await iterator.next()
+        _ = try await iterator.next()
+        XCTAssertEqual(events.withLock { $0 }, ["pause"], "80 unread: not yet drained to half")
+        _ = try await iterator.next()
+        XCTAssertEqual(events.withLock { $0 }, ["pause", "resume"], "40 unread")
+        body.finish()
+        let last = try await iterator.next()
+        XCTAssertEqual(last, Array(repeating: 2, count: 40))
+        let end = try await iterator.next()
+        XCTAssertNil(end)
+
+        let cut = RequestBody()
+        cut.append([1, 2, 3])
+        cut.abort(reason: "connection lost")
+        var reader = cut.makeAsyncIterator()
+        let first = try await reader.next()
+        XCTAssertEqual(first, [1, 2, 3], "what arrived is still read")
+        do {
+            _ = try await reader.next()
+            XCTFail("an aborted body throws")
+        } catch let aborted as RequestBody.Aborted {
+            XCTAssertEqual(aborted.reason, "connection lost")
+        }
+    }
+
+    func testEndpointPatternsMatchSegments() {
+        let e = HTTPEndpoint("POST", "/api/events/:id/live", maxBodyBytes: 1) { _ in .json(200, [:]) }
+        XCTAssertEqual(e.match("/api/events/e42/live"), ["id": "e42"])
+        XCTAssertEqual(e.match("/api/events/caf%C3%A9/live"), ["id": "café"])
+        XCTAssertNil(e.match("/api/events/live"))
+        XCTAssertNil(e.match("/api/events/e42/live/more"))
+        XCTAssertNil(e.match("/api/venues/e42/live"))
+        let r = HTTPRequest(method: "POST", target: "/api/x?feed=gvb&empty=&a+b=c%20d", body: RequestBody([]))
+        XCTAssertEqual(r.path, "/api/x")
+        XCTAssertEqual(r.query, ["feed": "gvb", "empty": "", "a b": "c d"])
     }
 }

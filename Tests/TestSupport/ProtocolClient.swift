@@ -107,6 +107,14 @@ extension JSON {
     /// The string value, if this is a string.
     public var string: String? { if case .string(let s) = self { return s } else { return nil } }
     public var int: Int? { if case .int(let i) = self { return i } else { return nil } }
+    /// The number, if this is one (an integral double is encoded as an integer).
+    public var double: Double? {
+        switch self {
+        case .int(let i): return Double(i)
+        case .double(let d): return d
+        default: return nil
+        }
+    }
     /// The elements of an array (empty for anything else).
     public var items: [JSON] { if case .array(let a) = self { return a } else { return [] } }
 }

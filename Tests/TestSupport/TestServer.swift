@@ -3,6 +3,7 @@ import Accounts
 import DomainSeam
 import HubbubServer
 import Logging
+import Realtime
 
 /// A Hubbub server started inside the test process on free ports.
 public final class TestServer: @unchecked Sendable {
@@ -82,5 +83,34 @@ extension TestServer {
         let c = try await ProtocolClient(url: url)
         let r = try await c.ok("account.signup", ["username": .string(name), "email": .string("\(name)@example.com"), "password": "secret123"])
         return (c, r["user"]?["id"]?.string ?? "")
+    }
+}
+
+extension TestServer {
+    /// One operator request (`/api/...`) with the operator key (or `key`), on a new connection:
+    /// the status and the body parsed as JSON (nil when it is not JSON).
+    public func api(_ method: String, _ path: String, body: [UInt8] = [], key: String? = TestServer.apiKey,
+                    chunked: Bool = false) throws -> (status: Int, json: JSON?) {
+        let s = try RawSocket(port: port)
+        var head = "\(method) \(path) HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        if let key { head += "Authorization: Bearer \(key)\r\n" }
+        head += chunked ? "Transfer-Encoding: chunked\r\n\r\n" : "Content-Length: \(body.count)\r\n\r\n"
+        s.send(Array(head.utf8))
+        if chunked {
+            // Uneven pieces, so the body arrives in several reads.
+            var rest = body[...]
+            var size = 7
+            while !rest.isEmpty {
+                let piece = rest.prefix(size)
+                rest = rest.dropFirst(piece.count)
+                s.send(Array((String(piece.count, radix: 16) + "\r\n").utf8) + piece + Array("\r\n".utf8))
+                size = size * 3 % 4096 + 1
+            }
+            s.send("0\r\n\r\n")
+        } else {
+            s.send(body)
+        }
+        guard let response = s.readHTTPResponse() else { throw TestError("no HTTP response to \(method) \(path)") }
+        return (response.status, try? JSONParser.parse(response.body))
     }
 }

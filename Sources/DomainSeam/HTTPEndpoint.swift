@@ -1,0 +1,110 @@
+import Foundation
+import Realtime
+
+/// An operator endpoint a domain serves over HTTP, under `/api/` (feeds, provider intel): the
+/// core checks the operator key (`api.key`: 401 without it, 404 for everything when none is
+/// configured), matches method and path, streams the body to `handle` and sends what it returns.
+/// A domain never sees the transport: only the request's head, its body as an async sequence, and
+/// the response it returns.
+public struct HTTPEndpoint: Sendable {
+    /// The request method this endpoint answers (`POST`); other methods on its path get 405.
+    public var method: String
+    /// The path, segments starting with `:` matching any one segment, given to the handler by name:
+    /// `/api/events/:id/live`.
+    public var path: String
+    /// The largest body taken (413 beyond it, before it is read when Content-Length says so).
+    public var maxBodyBytes: Int
+    public var handle: @Sendable (HTTPRequest) async -> HTTPResponse
+
+    public init(_ method: String, _ path: String, maxBodyBytes: Int, handle: @escaping @Sendable (HTTPRequest) async -> HTTPResponse) {
+        self.method = method
+        self.path = path
+        self.maxBodyBytes = maxBodyBytes
+        self.handle = handle
+    }
+
+    /// The path's segments (`/api/intel` → `["api", "intel"]`).
+    public var segments: [Substring] { path.split(separator: "/") }
+
+    /// The path parameters when `path` matches this endpoint's pattern, else nil.
+    public func match(_ path: String) -> [String: String]? {
+        let pattern = segments, given = path.split(separator: "/", omittingEmptySubsequences: true)
+        guard pattern.count == given.count else { return nil }
+        var parameters: [String: String] = [:]
+        for (p, g) in zip(pattern, given) {
+            if p.first == ":" {
+                guard let value = String(g).removingPercentEncoding, !value.isEmpty else { return nil }
+                parameters[String(p.dropFirst())] = value
+            } else if p != g {
+                return nil
+            }
+        }
+        return parameters
+    }
+}
+
+/// One request to an `HTTPEndpoint`.
+public struct HTTPRequest: Sendable {
+    public var method: String
+    /// The path without the query.
+    public var path: String
+    /// The path's `:name` segments, percent-decoded.
+    public var parameters: [String: String]
+    /// The query's fields, percent-decoded (`?feed=gvb` → `["feed": "gvb"]`; a repeated name keeps the last).
+    public var query: [String: String]
+    public var headers: [(name: String, value: String)]
+    /// The body as it arrives.
+    public var body: RequestBody
+
+    public init(method: String, target: String, parameters: [String: String] = [:], headers: [(name: String, value: String)] = [],
+                body: RequestBody) {
+        self.method = method
+        let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        path = String(parts.first ?? "")
+        query = parts.count > 1 ? Self.fields(of: parts[1]) : [:]
+        self.parameters = parameters
+        self.headers = headers
+        self.body = body
+    }
+
+    /// The first value of header `name` (case-insensitive).
+    public func header(_ name: String) -> String? {
+        headers.first { $0.name.lowercased() == name.lowercased() }?.value
+    }
+
+    static func fields(of query: Substring) -> [String: String] {
+        var out: [String: String] = [:]
+        for pair in query.split(separator: "&") {
+            let kv = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            func decode(_ s: Substring) -> String? { String(s).replacingOccurrences(of: "+", with: " ").removingPercentEncoding }
+            guard let name = decode(kv[0]), !name.isEmpty else { continue }
+            out[name] = kv.count > 1 ? decode(kv[1]) ?? "" : ""
+        }
+        return out
+    }
+}
+
+/// What an `HTTPEndpoint` answers.
+public struct HTTPResponse: Sendable {
+    public var status: Int
+    public var contentType: String
+    public var body: [UInt8]
+    public var headers: [(String, String)]
+
+    public init(status: Int, contentType: String, body: [UInt8], headers: [(String, String)] = []) {
+        self.status = status
+        self.contentType = contentType
+        self.body = body
+        self.headers = headers
+    }
+
+    /// A JSON answer (one line, newline-terminated).
+    public static func json(_ status: Int, _ value: JSON) -> HTTPResponse {
+        HTTPResponse(status: status, contentType: "application/json", body: Array((value.encoded + "\n").utf8))
+    }
+
+    /// An error as JSON: `{"error": message}` plus `fields`.
+    public static func error(_ status: Int, _ message: String, _ fields: [(String, JSON)] = []) -> HTTPResponse {
+        .json(status, .object([("error", .string(message))] + fields))
+    }
+}

@@ -29,6 +29,8 @@ public actor AccountService {
 
     /// The connections signed in (ended when their token is revoked); nil in tests of this service alone.
     private let connections: (any SignedInConnections)?
+    /// The other domains' part of deleting an account; nil in tests of this service alone.
+    private let erasure: (any UserErasure)?
     private var throttle: GuessingThrottle
     private var signups: AddressBudget
     /// Who hides which list, for other domains' hot paths.
@@ -45,7 +47,9 @@ public actor AccountService {
     private var revoked: [String: Double] = [:]
     private var pruneAt = 1024
 
-    public init(store: Store, secret: [UInt8], configuration: Configuration, connections: (any SignedInConnections)? = nil) throws {
+    public init(store: Store, secret: [UInt8], configuration: Configuration, connections: (any SignedInConnections)? = nil,
+                erasure: (any UserErasure)? = nil) throws {
+        self.erasure = erasure
         self.store = store
         self.configuration = configuration
         self.connections = connections
@@ -227,9 +231,11 @@ public actor AccountService {
     }
 
     /// Deletes an account: personal data removed, the row kept (anonymised) so contributions
-    /// that refer to it stay consistent; every token of the user stops working, and every
+    /// that refer to it stay consistent, and every domain's private data about the user erased in
+    /// the same transaction (`UserErasure`); every token of the user stops working, and every
     /// connection signed in as the user is ended.
     public func delete(_ userID: String) async throws(ProtocolError) {
+        let erasure = self.erasure
         do {
             try await store.write { db in
                 try db.execute(sql: """
@@ -238,6 +244,7 @@ public actor AccountService {
                         spotify = NULL, facebook = NULL, twitter = NULL, favorite_artists = '[]', favorite_genres = '[]',
                         deleted_at = ? WHERE id = ? AND deleted_at IS NULL
                     """, arguments: [Date().timeIntervalSince1970, userID])
+                try erasure?.erase(user: userID, db)
             }
         } catch {
             throw ProtocolError(.unavailable, "could not delete the account")

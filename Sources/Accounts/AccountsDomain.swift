@@ -58,7 +58,8 @@ public struct AccountsDomain: Domain {
         configuration.signupsPerAddressPerHour = context.settings[Self.signupsPerAddressPerHour]
         let secret = try Self.secret(context.settings[Self.tokenSecret], dataDirectory: context.dataDirectory)
         accounts = try AccountService(store: context.store, secret: secret, configuration: configuration,
-                                      connections: context.capabilities.resolve(SignedInConnections.self))
+                                      connections: context.capabilities.resolve(SignedInConnections.self),
+                                      erasure: context.capabilities.resolve(UserErasure.self))
         context.capabilities.provide(UserDirectory.self, Users(accounts: accounts))
     }
 

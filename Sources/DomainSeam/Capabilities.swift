@@ -1,3 +1,4 @@
+import GRDB
 import Realtime
 import Synchronization
 
@@ -61,4 +62,11 @@ public protocol SignedInConnections: Sendable {
     /// token `keep`; returns how many.
     @discardableResult
     func end(user: String, keeping keep: String?, reason: String) async -> Int
+}
+
+/// Every domain's part of deleting an account (the core provides it from each domain's
+/// `erase(user:_:)`); the accounts domain runs it inside the deletion's transaction, so the account
+/// and its private data in every domain go together, durably.
+public protocol UserErasure: Sendable {
+    func erase(user: String, _ db: Database) throws
 }

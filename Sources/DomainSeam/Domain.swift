@@ -12,6 +12,8 @@ import Storage
 ///   (subscribe, recovery, unsubscribe and leave-on-close all go through it);
 /// - `services`: its background work, started after the store and before the transport, and
 ///   stopped in reverse order (swift-service-lifecycle);
+/// - `erase(user:_:)`: what it deletes when an account is deleted (private data: the routes'
+///   destinations and recorded paths), inside the deletion's own transaction;
 /// - `endpoints`: its operator HTTP endpoints under `/api/` (feeds, provider intel), behind the
 ///   operator key, with the body streamed to them (see `HTTPEndpoint`);
 /// - `migrations` and `settings` (static: needed before any domain is built): its tables and its
@@ -33,6 +35,9 @@ public protocol Domain: Sendable {
     var rooms: [any RoomDirectory] { get }
     var services: [any Service] { get }
     var endpoints: [HTTPEndpoint] { get }
+    /// Deletes what the domain keeps about `user` that must not outlive their account; runs in
+    /// the account deletion's transaction (on the store's writer thread: no waiting here).
+    func erase(user: String, _ db: Database) throws
 }
 
 extension Domain {
@@ -40,6 +45,7 @@ extension Domain {
     public var rooms: [any RoomDirectory] { [] }
     public var services: [any Service] { [] }
     public var endpoints: [HTTPEndpoint] { [] }
+    public func erase(user: String, _ db: Database) throws {}
 }
 
 /// What the core hands a domain when it builds it.

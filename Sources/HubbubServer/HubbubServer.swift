@@ -52,10 +52,14 @@ public final class HubbubServer: Sendable {
         let signedIn = SignedInSessions()
         let capabilities = Capabilities()
         capabilities.provide(SignedInConnections.self, signedIn)
+        let erasure = DomainErasure()
+        capabilities.provide(UserErasure.self, erasure)
         let context = DomainContext(store: store, sink: sink, settings: configuration.domainSettings,
                                     roomHistory: .init(count: r.historySize, maxAgeSeconds: Double(r.historySeconds), maxBytes: r.historyBytes),
                                     capabilities: capabilities, logger: logger, dataDirectory: configuration.dataDir)
-        let registry = try DomainRegistry(domains: try domains.map { try $0.init(context: context) })
+        let built = try domains.map { try $0.init(context: context) }
+        erasure.attach(built)
+        let registry = try DomainRegistry(domains: built)
 
         let rl = configuration.rateLimits
         let sessions = SessionContext(

@@ -11,6 +11,8 @@ import WebSocket
 public actor CorridorActor: RoomHost {
     public nonisolated let id: String
     public nonisolated let corridor: Corridor
+    /// Whose recorded path it follows, if it does: then only that user may join it.
+    nonisolated let owner: CorridorOwner?
     let hub: IntelHub
     let sink: any PushSink
     let directory: CorridorDirectory
@@ -19,9 +21,11 @@ public actor CorridorActor: RoomHost {
     /// Taken out of the directory by a sweep; a late joiner puts it back (or goes to its successor).
     private var retired = false
 
-    init(id: String, corridor: Corridor, directory: CorridorDirectory, hub: IntelHub, sink: any PushSink, history: Room.HistoryLimits) {
+    init(id: String, corridor: Corridor, owner: CorridorOwner?, directory: CorridorDirectory, hub: IntelHub, sink: any PushSink,
+         history: Room.HistoryLimits) {
         self.id = id
         self.corridor = corridor
+        self.owner = owner
         self.directory = directory
         self.hub = hub
         self.sink = sink
@@ -87,7 +91,7 @@ public actor CorridorActor: RoomHost {
 
     var corridorJSON: JSON {
         ["from": corridor.from.json, "to": corridor.to.json, "via": .array(corridor.path.dropFirst().dropLast().map(\.json)),
-         "widthMeters": .double(corridor.widthMeters)]
+         "widthMeters": .double(corridor.widthMeters), "recorded": .bool(owner != nil)]
     }
 
     /// Items filtered, then newest first or closest to `destination` first (ties by id, so the order is stable).

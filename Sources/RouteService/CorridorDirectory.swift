@@ -1,10 +1,17 @@
 import DomainSeam
 import Foundation
 import GRDB
+import HubbubCrypto
 import Realtime
 import Routes
 import Storage
 import Synchronization
+
+/// A corridor that follows a user's recorded path to one of their destinations: private to them.
+struct CorridorOwner: Sendable, Equatable {
+    var user: String
+    var destination: String
+}
 
 /// The live corridors: their actors by id and the spatial index that finds the ones an item lies
 /// in. A plain class behind a lock, like the venue directory: finding a corridor (every post does)
@@ -47,41 +54,56 @@ public final class CorridorDirectory: Sendable {
     /// Corridors live now.
     public var liveCount: Int { live.withLock { $0.actors.count } }
 
+    /// The id of `corridor`: its canonical id, or for a private one a different id per owner (so
+    /// nobody else's route meets it, and its id says nothing about its path).
+    static func id(of corridor: Corridor, owner: CorridorOwner?) -> String {
+        guard let owner else { return corridor.id }
+        let text = "p1|\(owner.user)|\(owner.destination)|\(corridor.id)"
+        return "p" + Base64.encodeURL(Array(Digest.sha256(Array(text.utf8)).prefix(12)))
+    }
+
     /// The actor of `corridor`, made (and its definition stored) on first use.
-    func actor(for corridor: Corridor) async throws(ProtocolError) -> CorridorActor {
-        let id = corridor.id
+    func actor(for corridor: Corridor, owner: CorridorOwner? = nil) async throws(ProtocolError) -> CorridorActor {
+        let id = Self.id(of: corridor, owner: owner)
         if let existing = live.withLock({ $0.actors[id] }) { return existing }
         let path = corridor.path.map { "\($0.lat),\($0.lon)" }.joined(separator: ";"), width = corridor.widthMeters
         do {
             try await store.write { db in
-                try db.execute(sql: "INSERT OR IGNORE INTO corridor (id, path, width, created_at) VALUES (?, ?, ?, ?)",
-                               arguments: [id, path, width, Date().timeIntervalSince1970])
+                try db.execute(sql: "INSERT OR IGNORE INTO corridor (id, path, width, created_at, owner, destination) VALUES (?, ?, ?, ?, ?, ?)",
+                               arguments: [id, path, width, Date().timeIntervalSince1970, owner?.user, owner?.destination])
             }
         } catch {
             throw ProtocolError(.unavailable, "could not save the corridor; try again")
         }
-        return adopt(corridor, id: id)
+        return adopt(corridor, id: id, owner: owner)
     }
 
-    /// The host of room `route:<id>`: live, or made again from its stored definition.
-    func host(_ id: String) async throws(ProtocolError) -> CorridorActor {
-        if let existing = live.withLock({ $0.actors[id] }) { return existing }
-        let row: (String, Double)?
+    /// The host of room `route:<id>` for `user`: live, or made again from its stored definition.
+    /// A private corridor is `not_found` to everyone but its owner (its existence is not told).
+    func host(_ id: String, for user: String) async throws(ProtocolError) -> CorridorActor {
+        if let existing = live.withLock({ $0.actors[id] }) {
+            guard existing.owner.map({ $0.user == user }) ?? true else { throw .notFound("no corridor \(id)") }
+            return existing
+        }
+        let row: (String, Double, CorridorOwner?)?
         do {
             row = try await store.read { db in
-                try Row.fetchOne(db, sql: "SELECT path, width FROM corridor WHERE id = ?", arguments: [id]).map { ($0["path"], $0["width"]) }
+                try Row.fetchOne(db, sql: "SELECT path, width, owner, destination FROM corridor WHERE id = ?", arguments: [id]).map { r in
+                    let owner = (r["owner"] as String?).map { CorridorOwner(user: $0, destination: r["destination"] ?? "") }
+                    return (r["path"], r["width"], owner)
+                }
             }
         } catch {
             throw ProtocolError(.unavailable, "could not read corridors")
         }
-        guard let (path, width) = row else { throw .notFound("no corridor \(id)") }
+        guard let (path, width, owner) = row, owner.map({ $0.user == user }) ?? true else { throw .notFound("no corridor \(id)") }
         let points = path.split(separator: ";").compactMap { pair -> GeoPoint? in
             let parts = pair.split(separator: ",")
             guard parts.count == 2, let lat = Double(parts[0]), let lon = Double(parts[1]) else { return nil }
             return GeoPoint(lat: lat, lon: lon)
         }
         guard !points.isEmpty else { throw ProtocolError(.internal, "corridor \(id) is stored damaged") }
-        return adopt(Corridor(path: points, widthMeters: width), id: id)
+        return adopt(Corridor(path: points, widthMeters: width), id: id, owner: owner)
     }
 
     func liveHost(_ id: String) -> CorridorActor? { live.withLock { $0.actors[id] } }
@@ -91,10 +113,11 @@ public final class CorridorDirectory: Sendable {
         live.withLock { l in l.index.corridors(containing: point).compactMap { l.actors[$0] } }
     }
 
-    private func adopt(_ corridor: Corridor, id: String) -> CorridorActor {
+    private func adopt(_ corridor: Corridor, id: String, owner: CorridorOwner?) -> CorridorActor {
         live.withLock { l in
             if let existing = l.actors[id] { return existing }
-            let made = CorridorActor(id: id, corridor: corridor, directory: self, hub: hub, sink: sink, history: configuration.history)
+            let made = CorridorActor(id: id, corridor: corridor, owner: owner, directory: self, hub: hub, sink: sink,
+                                     history: configuration.history)
             l.actors[id] = made
             l.index.insert(corridor, id: id)
             return made
@@ -105,6 +128,18 @@ public final class CorridorDirectory: Sendable {
     public func sweep(now: Double) async {
         for actor in live.withLock({ Array($0.actors.values) }) {
             await actor.sweep(now: now, retireAfter: configuration.retireAfterSeconds)
+        }
+    }
+
+    /// Drops the live private corridors of `user` (to `destination`, or all): their recording or
+    /// account is gone. Their members, if any, get no more pushes from them.
+    func dropPrivate(of user: String, destination: String? = nil) {
+        live.withLock { l in
+            for (id, actor) in l.actors {
+                guard let owner = actor.owner, owner.user == user, destination.map({ $0 == owner.destination }) ?? true else { continue }
+                l.actors[id] = nil
+                l.index.remove(id: id)
+            }
         }
     }
 

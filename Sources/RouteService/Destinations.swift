@@ -36,6 +36,11 @@ enum Destinations {
         }
     }
 
+    /// Whether `user` has destination `id`.
+    static func exists(user: String, id: String, _ db: Database) throws -> Bool {
+        try Bool.fetchOne(db, sql: "SELECT 1 FROM destination WHERE user = ? AND id = ?", arguments: [user, id]) ?? false
+    }
+
     /// Forgets a destination; false when `user` had none of that id.
     static func forget(user: String, id: String, _ db: Database) throws -> Bool {
         try db.execute(sql: "DELETE FROM destination WHERE user = ? AND id = ?", arguments: [user, id])

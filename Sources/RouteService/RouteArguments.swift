@@ -161,3 +161,24 @@ struct DestinationArgs: OpArguments {
     var destination: String
     init(_ a: Args) throws(ProtocolError) { destination = try a.string("destination", maxLength: 64) }
 }
+
+/// `route.track {destination, points: [{lat, lon, at}]}`: at most `maxPoints` a batch, in time order.
+struct TrackArgs: OpArguments {
+    static let maxPoints = 500
+    var destination: String
+    var fixes: [RecordedPath.Fix]
+
+    init(_ a: Args) throws(ProtocolError) {
+        destination = try a.string("destination", maxLength: 64)
+        let points = try a.array("points", maxCount: Self.maxPoints)
+        guard !points.isEmpty else { throw .badRequest("field points must hold at least one {lat, lon, at}") }
+        fixes = []
+        for (i, p) in points.enumerated() {
+            guard case .object = p else { throw .badRequest("field points[\(i)] must be an object {lat, lon, at}") }
+            let point = try Args.point(Args(p), "points[\(i)]")
+            guard let at = try? Args(p).double("at") else { throw .badRequest("field points[\(i)].at must be a time (seconds since 1970)") }
+            if let previous = fixes.last, at < previous.at { throw .badRequest("field points[\(i)].at is before points[\(i - 1)].at") }
+            fixes.append(RecordedPath.Fix(point: point, at: at))
+        }
+    }
+}

@@ -70,5 +70,23 @@ public enum RouteSchema {
                 CREATE INDEX destination_recent ON destination (user, last_used);
                 """)
         }
+        migrator.registerMigration("routes.v3") { db in
+            // Recorded paths (route.track): private to their user, deleted with the destination or
+            // the account, as are the corridors that follow them (`owner`, `destination`).
+            try db.execute(sql: """
+                CREATE TABLE recorded_path (
+                    user TEXT NOT NULL,
+                    destination TEXT NOT NULL,
+                    n INTEGER NOT NULL,          -- order of the fix within the recording
+                    lat REAL NOT NULL,
+                    lon REAL NOT NULL,
+                    at REAL NOT NULL,
+                    PRIMARY KEY (user, destination, n)
+                ) WITHOUT ROWID;
+                ALTER TABLE corridor ADD COLUMN owner TEXT;
+                ALTER TABLE corridor ADD COLUMN destination TEXT;
+                CREATE INDEX corridor_owner ON corridor (owner, destination) WHERE owner IS NOT NULL;
+                """)
+        }
     }
 }

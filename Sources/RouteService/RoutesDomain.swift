@@ -38,9 +38,17 @@ public struct RoutesDomain: Domain {
     public static let maxProviderItems = Setting("routes.maxProviderItems", default: 10_000, range: 1...1_000_000,
                                                  help: "the most items one POST /api/intel may carry")
 
+    public static let maxTrackPoints = Setting("routes.maxTrackPoints", default: 5_000, range: 2...100_000,
+                                               help: "the most points one recorded path (route.track) holds")
+    public static let trackGapSeconds = Setting("routes.trackGapSeconds", default: 1_800, range: 60...86_400,
+                                                help: "route.track points this long after the last ones start a new recording")
+    public static let trackStartMeters = Setting("routes.trackStartMeters", default: 1_000, range: 10...50_000,
+                                                 help: "route.subscribe follows a recorded path from a start this close to the recording's")
+
     public static var settings: [any AnySetting] {
         [intelTtlSeconds, defaultWidthMeters, maxWidthMeters, maxPathKm, retireAfterSeconds, sweepSeconds, karmaPerItem, karmaPerLike,
-         karmaPerLink, maxQueryResults, maxQueryDegrees, maxProviderBodyBytes, maxProviderItems]
+         karmaPerLink, maxQueryResults, maxQueryDegrees, maxProviderBodyBytes, maxProviderItems, maxTrackPoints, trackGapSeconds,
+         trackStartMeters]
     }
 
     public static func migrations(_ migrator: inout DatabaseMigrator) { RouteSchema.register(&migrator) }
@@ -52,6 +60,8 @@ public struct RoutesDomain: Domain {
     private let capabilities: Capabilities
     private let store: Store
     private let provider: ProviderIntel
+    private let recording: RecordedPaths.Limits
+    private let following: RecordedPath.Rules
 
     public init(context: DomainContext) throws {
         var intel = IntelHub.Configuration()
@@ -77,11 +87,27 @@ public struct RoutesDomain: Domain {
         maxQueryDegrees = context.settings[Self.maxQueryDegrees]
         self.capabilities = capabilities
         store = context.store
+        recording = RecordedPaths.Limits(maxPoints: context.settings[Self.maxTrackPoints],
+                                         journeyGapSeconds: Double(context.settings[Self.trackGapSeconds]))
+        var following = RecordedPath.Rules()
+        following.startMeters = Double(context.settings[Self.trackStartMeters])
+        self.following = following
         provider = ProviderIntel(hub: hub, directory: directory, maxBodyBytes: context.settings[Self.maxProviderBodyBytes],
                                  maxItems: context.settings[Self.maxProviderItems])
     }
 
     public var endpoints: [HTTPEndpoint] { [provider.endpoint] }
+
+    /// An account deleted: its destinations, recorded paths and the private corridors along them
+    /// go in the deletion's transaction, and so does its karma. Its items and comments stay, shown
+    /// as a deleted user's.
+    public func erase(user: String, _ db: Database) throws {
+        try db.execute(sql: "DELETE FROM destination WHERE user = ?", arguments: [user])
+        try db.execute(sql: "DELETE FROM recorded_path WHERE user = ?", arguments: [user])
+        try db.execute(sql: "DELETE FROM corridor WHERE owner = ?", arguments: [user])
+        try db.execute(sql: "DELETE FROM karma WHERE user = ?", arguments: [user])
+        directory.dropPrivate(of: user)
+    }
 
     public var rooms: [any RoomDirectory] { [CorridorRooms(directory: directory)] }
     public var services: [any Service] {
@@ -95,19 +121,34 @@ public struct RoutesDomain: Domain {
         let store = self.store
         return [
             .user("route.subscribe", .read, RouteSubscribeArgs.self) { c throws(ProtocolError) in
-                let a = c.args
-                let corridor: Corridor
+                let a = c.args, user = c.user
+                let width = a.widthMeters ?? directory.configuration.defaultWidthMeters
+                var corridor: Corridor
                 do throws(Corridor.Refusal) {
-                    corridor = try Corridor(from: a.from, via: a.via, to: a.to, widthMeters: a.widthMeters ?? directory.configuration.defaultWidthMeters,
-                                            limits: directory.configuration.limits)
+                    corridor = try Corridor(from: a.from, via: a.via, to: a.to, widthMeters: width, limits: directory.configuration.limits)
                 } catch {
                     throw .badRequest("field \(error.field): \(error.message)")
                 }
+                // UC1: a route given without `via` follows the caller's recorded path to that destination,
+                // when there is one starting near `from`; that corridor is the caller's alone.
+                var owner: CorridorOwner?
+                let destination = Destinations.id(of: a.to)
+                if a.via.isEmpty {
+                    let recorded: [GeoPoint]
+                    do {
+                        recorded = try await store.read { db in try RecordedPaths.path(user: user, destination: destination, db) }
+                    } catch {
+                        throw ProtocolError(.unavailable, "could not read the recorded path; try again")
+                    }
+                    if let along = RecordedPath.corridor(from: a.from, to: a.to, recorded: recorded, widthMeters: width, rules: following,
+                                                         limits: directory.configuration.limits) {
+                        corridor = along
+                        owner = CorridorOwner(user: user, destination: destination)
+                    }
+                }
                 // The subscription limit is checked before a corridor is made for it.
-                let room = "route:\(corridor.id)"
+                let room = "route:\(CorridorDirectory.id(of: corridor, owner: owner))"
                 try await c.session.addSubscription(room)
-                // UC1: the destination is remembered (with its label and filter) for the caller.
-                let user = c.user
                 do {
                     _ = try await store.write { db in
                         try Destinations.remember(user: user, to: a.to, label: a.label, filter: a.filter, now: Date().timeIntervalSince1970, db)
@@ -117,12 +158,33 @@ public struct RoutesDomain: Domain {
                     throw ProtocolError(.unavailable, "could not save the destination; try again")
                 }
                 do throws(ProtocolError) {
-                    try await directory.actor(for: corridor).open(reply: c.reply, filter: a.filter, sort: a.sort)
+                    try await directory.actor(for: corridor, owner: owner).open(reply: c.reply, filter: a.filter, sort: a.sort)
                 } catch {
                     await c.session.removeSubscription(room)
                     throw error
                 }
                 return .sent // the corridor answered, ahead of any push
+            },
+            .user("route.track", .write, TrackArgs.self) { c throws(ProtocolError) in
+                let user = c.user, a = c.args, limits = recording
+                let now = Date().timeIntervalSince1970
+                if let late = a.fixes.firstIndex(where: { $0.at > now + 300 || $0.at < now - 86_400 }) {
+                    throw .badRequest("field points[\(late)].at must be a time (seconds since 1970) within the last day and not in the future")
+                }
+                let recorded: Int
+                do {
+                    recorded = try await store.write { db in
+                        guard try Destinations.exists(user: user, id: a.destination, db) else {
+                            throw ProtocolError.notFound("no destination \(a.destination): route.subscribe to it first")
+                        }
+                        return try RecordedPaths.append(user: user, destination: a.destination, fixes: a.fixes, limits: limits, db)
+                    }
+                } catch let refusal as ProtocolError {
+                    throw refusal
+                } catch {
+                    throw ProtocolError(.unavailable, "could not save the points; try again")
+                }
+                return .reply(["destination": .string(a.destination), "recorded": .int(recorded)])
             },
             .user("intel.post", .write, IntelPostArgs.self) { c throws(ProtocolError) in
                 let item = try await hub.post(c.args.draft, by: .user(c.user), now: Date().timeIntervalSince1970)
@@ -186,10 +248,14 @@ public struct RoutesDomain: Domain {
                 let user = c.user, id = c.args.destination
                 let forgotten: Bool
                 do {
-                    forgotten = try await store.write { db in try Destinations.forget(user: user, id: id, db) }
+                    forgotten = try await store.write { db in
+                        try RecordedPaths.forget(user: user, destination: id, db)
+                        return try Destinations.forget(user: user, id: id, db)
+                    }
                 } catch {
                     throw ProtocolError(.unavailable, "could not forget the destination; try again")
                 }
+                directory.dropPrivate(of: user, destination: id)
                 guard forgotten else { throw .notFound("no destination \(id)") }
                 return .reply(["forgotten": .string(id)])
             },
@@ -214,7 +280,7 @@ public struct RoutesDomain: Domain {
     struct CorridorRooms: RoomDirectory {
         let directory: CorridorDirectory
         var prefix: String { "route" }
-        func host(_ id: String, for user: String) async throws(ProtocolError) -> any RoomHost { try await directory.host(id) }
+        func host(_ id: String, for user: String) async throws(ProtocolError) -> any RoomHost { try await directory.host(id, for: user) }
         func liveHost(_ id: String) -> (any RoomHost)? { directory.liveHost(id) }
     }
 

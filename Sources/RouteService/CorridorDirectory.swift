@@ -53,6 +53,8 @@ public final class CorridorDirectory: Sendable {
 
     /// Corridors live now.
     public var liveCount: Int { live.withLock { $0.actors.count } }
+    /// Their ids.
+    var liveIDs: [String] { live.withLock { Array($0.actors.keys) } }
 
     /// The id of `corridor`: its canonical id, or for a private one a different id per owner (so
     /// nobody else's route meets it, and its id says nothing about its path).
@@ -69,8 +71,11 @@ public final class CorridorDirectory: Sendable {
         let path = corridor.path.map { "\($0.lat),\($0.lon)" }.joined(separator: ";"), width = corridor.widthMeters
         do {
             try await store.write { db in
-                try db.execute(sql: "INSERT OR IGNORE INTO corridor (id, path, width, created_at, owner, destination) VALUES (?, ?, ?, ?, ?, ?)",
-                               arguments: [id, path, width, Date().timeIntervalSince1970, owner?.user, owner?.destination])
+                let now = Date().timeIntervalSince1970
+                try db.execute(sql: """
+                    INSERT INTO corridor (id, path, width, created_at, owner, destination, last_used) VALUES (?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (id) DO UPDATE SET last_used = excluded.last_used
+                    """, arguments: [id, path, width, now, owner?.user, owner?.destination, now])
             }
         } catch {
             throw ProtocolError(.unavailable, "could not save the corridor; try again")

@@ -177,7 +177,15 @@ public actor IntelHub {
     }
 
     /// An item's comments, oldest first (at most `limit`).
-    public func comments(of id: String, limit: Int = 200) async throws(ProtocolError) -> [(user: String?, text: String, at: Double)] {
+    /// A comment as stored (`user` nil once the account is deleted).
+    public struct Comment: Sendable, Equatable {
+        public var user: String?
+        public var text: String
+        public var at: Double
+    }
+
+    /// An item's newest `limit` comments, oldest first, and whether older ones were left out.
+    public func comments(of id: String, limit: Int) async throws(ProtocolError) -> (comments: [Comment], truncated: Bool) {
         do {
             return try await store.read { db in try IntelRows.comments(of: id, limit: limit, db) }
         } catch {

@@ -41,10 +41,26 @@ enum IntelRows {
         }
     }
 
-    /// An item's comments, oldest first.
-    static func comments(of item: String, limit: Int, _ db: Database) throws -> [(user: String?, text: String, at: Double)] {
-        try Row.fetchAll(db, sql: "SELECT user, text, at FROM intel_comment WHERE item = ? ORDER BY id LIMIT ?", arguments: [item, limit])
-            .map { ($0["user"], $0["text"], $0["at"]) }
+    /// An item's newest `limit` comments, oldest first, and whether there are older ones.
+    static func comments(of item: String, limit: Int, _ db: Database) throws -> (comments: [IntelHub.Comment], truncated: Bool) {
+        let newest = try Row.fetchAll(db, sql: "SELECT user, text, at FROM intel_comment WHERE item = ? ORDER BY id DESC LIMIT ?",
+                                      arguments: [item, limit + 1]).map { IntelHub.Comment(user: $0["user"], text: $0["text"], at: $0["at"]) }
+        return (Array(newest.prefix(limit).reversed()), newest.count > limit)
+    }
+
+    /// Deletes up to `batch` items that expired before `cutoff`, with their likes, links and
+    /// comments; returns how many items went.
+    static func prune(expiredBefore cutoff: Double, batch: Int, _ db: Database) throws -> Int {
+        let ids = try String.fetchAll(db, sql: "SELECT id FROM intel_item WHERE expires_at < ? LIMIT ?", arguments: [cutoff, batch])
+        guard !ids.isEmpty else { return 0 }
+        let list = databaseQuestionMarks(count: ids.count)
+        let arguments = StatementArguments(ids)
+        try db.execute(sql: "DELETE FROM intel_like WHERE item IN (\(list))", arguments: arguments)
+        try db.execute(sql: "DELETE FROM intel_comment WHERE item IN (\(list))", arguments: arguments)
+        try db.execute(sql: "DELETE FROM intel_link WHERE item IN (\(list))", arguments: arguments)
+        try db.execute(sql: "DELETE FROM intel_link WHERE other IN (\(list))", arguments: arguments)
+        try db.execute(sql: "DELETE FROM intel_item WHERE id IN (\(list))", arguments: arguments)
+        return ids.count
     }
 
     static func karma(of user: String, _ db: Database) throws -> Int {

@@ -88,5 +88,13 @@ public enum RouteSchema {
                 CREATE INDEX corridor_owner ON corridor (owner, destination) WHERE owner IS NOT NULL;
                 """)
         }
+        migrator.registerMigration("routes.v4") { db in
+            // Pruning: corridors unused for routes.keepCorridorDays are deleted.
+            try db.execute(sql: """
+                ALTER TABLE corridor ADD COLUMN last_used REAL;
+                UPDATE corridor SET last_used = created_at;
+                CREATE INDEX corridor_last_used ON corridor (last_used);
+                """)
+        }
     }
 }

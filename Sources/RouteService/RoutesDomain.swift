@@ -45,10 +45,19 @@ public struct RoutesDomain: Domain {
     public static let trackStartMeters = Setting("routes.trackStartMeters", default: 1_000, range: 10...50_000,
                                                  help: "route.subscribe follows a recorded path from a start this close to the recording's")
 
+    public static let commentsShown = Setting("routes.commentsShown", default: 200, range: 1...10_000,
+                                              help: "the most comments intel.get returns (the newest; commentsTruncated says when there are more)")
+    public static let keepExpiredSeconds = Setting("routes.keepExpiredSeconds", default: 604_800, range: 0...315_360_000,
+                                                   help: "seconds an expired item (with its likes, comments, links) stays on disk before it is deleted")
+    public static let keepCorridorSeconds = Setting("routes.keepCorridorSeconds", default: 2_592_000, range: 0...315_360_000,
+                                                    help: "seconds a corridor nobody watches stays on disk (its room id then answers not_found)")
+    public static let pruneSeconds = Setting("routes.pruneSeconds", default: 3_600, range: 1...86_400,
+                                             help: "seconds between deletions of old expired items and unused corridors")
+
     public static var settings: [any AnySetting] {
         [intelTtlSeconds, defaultWidthMeters, maxWidthMeters, maxPathKm, retireAfterSeconds, sweepSeconds, karmaPerItem, karmaPerLike,
          karmaPerLink, maxQueryResults, maxQueryDegrees, maxProviderBodyBytes, maxProviderItems, maxTrackPoints, trackGapSeconds,
-         trackStartMeters]
+         trackStartMeters, commentsShown, keepExpiredSeconds, keepCorridorSeconds, pruneSeconds]
     }
 
     public static func migrations(_ migrator: inout DatabaseMigrator) { RouteSchema.register(&migrator) }
@@ -61,6 +70,8 @@ public struct RoutesDomain: Domain {
     private let store: Store
     private let provider: ProviderIntel
     private let recording: RecordedPaths.Limits
+    private let commentsShown: Int
+    private let pruning: Pruning
     private let following: RecordedPath.Rules
 
     public init(context: DomainContext) throws {
@@ -92,6 +103,10 @@ public struct RoutesDomain: Domain {
         var following = RecordedPath.Rules()
         following.startMeters = Double(context.settings[Self.trackStartMeters])
         self.following = following
+        commentsShown = context.settings[Self.commentsShown]
+        pruning = Pruning(store: context.store, directory: directory, interval: Double(context.settings[Self.pruneSeconds]),
+                          keepExpiredSeconds: Double(context.settings[Self.keepExpiredSeconds]),
+                          keepCorridorSeconds: Double(context.settings[Self.keepCorridorSeconds]), logger: context.logger)
         provider = ProviderIntel(hub: hub, directory: directory, maxBodyBytes: context.settings[Self.maxProviderBodyBytes],
                                  maxItems: context.settings[Self.maxProviderItems])
     }
@@ -113,12 +128,14 @@ public struct RoutesDomain: Domain {
     public var services: [any Service] {
         let corridors = directory
         // Trims quiet corridor rooms and retires idle corridors.
-        return [Expirer(hub: hub, directory: directory), Periodic(every: sweepInterval) { now in await corridors.sweep(now: now) }]
+        let pruning = self.pruning
+        return [Expirer(hub: hub, directory: directory), Periodic(every: sweepInterval) { now in await corridors.sweep(now: now) },
+                Periodic(every: pruning.interval) { now in await pruning.run(now: now) }]
     }
 
     public var ops: [Op] {
         let hub = self.hub, directory = self.directory, maxQueryDegrees = self.maxQueryDegrees, capabilities = self.capabilities
-        let store = self.store
+        let store = self.store, commentsShown = self.commentsShown
         return [
             .user("route.subscribe", .read, RouteSubscribeArgs.self) { c throws(ProtocolError) in
                 let a = c.args, user = c.user
@@ -195,14 +212,14 @@ public struct RoutesDomain: Domain {
             },
             .user("intel.get", .read, ItemArgs.self) { c throws(ProtocolError) in
                 guard let item = await hub.item(c.args.item) else { throw .notFound("no live item \(c.args.item)") }
-                let comments = try await hub.comments(of: item.id)
+                let (comments, truncated) = try await hub.comments(of: item.id, limit: commentsShown)
                 var linked: [IntelItem] = []
                 for id in item.links { if let other = await hub.item(id) { linked.append(other) } }
                 let names = await directory.aliases(([item] + linked).compactMap(\.user) + comments.compactMap(\.user))
                 let commentsJSON = comments.map { comment -> JSON in
                     ["by": comment.user.map { author($0, names) } ?? ["alias": "deleted user"], "text": .string(comment.text), "at": .double(comment.at)]
                 }
-                return .reply(["item": item.json(aliases: names), "comments": .array(commentsJSON),
+                return .reply(["item": item.json(aliases: names), "comments": .array(commentsJSON), "commentsTruncated": .bool(truncated),
                                "linked": .array(linked.map { $0.json(aliases: names) })])
             },
             .user("intel.comment", .write, CommentArgs.self) { c throws(ProtocolError) in

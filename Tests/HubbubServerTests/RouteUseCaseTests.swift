@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import HubbubTestSupport
 import Realtime
 import RouteService
@@ -254,5 +255,72 @@ extension JSON {
     func merging(_ other: JSON) -> JSON {
         guard case .object(let mine) = self, case .object(let theirs) = other else { return self }
         return .object(mine.filter { field in !theirs.contains { $0.0 == field.0 } } + theirs)
+    }
+}
+
+/// The disk stays bounded by what is recent: expired items and unused corridors are pruned, and
+/// `intel.get` shows the newest comments with a flag when there are more.
+final class RoutePruningTests: XCTestCase {
+    func testExpiredItemsAndUnusedCorridorsArePrunedButLiveOnesStay() async throws {
+        let server = try TestServer {
+            $0.domainSettings[RoutesDomain.intelTtlSeconds] = 1
+            $0.domainSettings[RoutesDomain.keepExpiredSeconds] = 0
+            $0.domainSettings[RoutesDomain.keepCorridorSeconds] = 0
+            $0.domainSettings[RoutesDomain.pruneSeconds] = 1
+            $0.domainSettings[RoutesDomain.sweepSeconds] = 1
+            $0.domainSettings[RoutesDomain.retireAfterSeconds] = 1
+        }
+        defer { server.stop() }
+        let (alice, _) = try await server.user("alice")
+        let (bob, _) = try await server.user("bob")
+        let route: JSON = ["from": ["lat": 41.0170, "lon": 28.9700], "to": ["lat": 41.0245, "lon": 28.9770], "widthMeters": 300]
+        let room = try await alice.ok("route.subscribe", route)["room"] ?? .null
+        let item = try await alice.ok("intel.post", ["lat": 41.0205, "lon": 28.9735, "kind": "poi", "body": "soon gone"])["item"]?["id"] ?? .null
+        _ = try await bob.ok("intel.like", ["item": item])
+        _ = try await bob.ok("intel.comment", ["item": item, "text": "thanks"])
+        let db = try DatabaseQueue(path: server.configuration.dataDir + "/hubbub.sqlite")
+        func count(_ sql: String) async throws -> Int {
+            try await db.read { db in try Int.fetchOne(db, sql: sql, arguments: [item.string]) ?? -1 }
+        }
+        // The like postponed expiry by a second; then a prune pass (every second) deletes it all.
+        var left = -1
+        for _ in 0..<100 {
+            left = try await count("SELECT (SELECT count(*) FROM intel_item WHERE id = ?1) + (SELECT count(*) FROM intel_like WHERE item = ?1) + (SELECT count(*) FROM intel_comment WHERE item = ?1)")
+            if left == 0 { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        XCTAssertEqual(left, 0, "the expired item went from the disk with its like and comment")
+        let watched = try await bob.ok("subscribe", ["room": room])
+        XCTAssertNotNil(watched["epoch"], "a corridor someone watches is never pruned, however old its row")
+
+        // Nobody watches it: retired, then pruned; its room id is then unknown.
+        alice.close()
+        _ = try await bob.ok("unsubscribe", ["room": room])
+        let corridorID = String(room.string?.dropFirst("route:".count) ?? "")
+        var rows = -1
+        for _ in 0..<100 {
+            try await Task.sleep(for: .milliseconds(100))
+            rows = try await db.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM corridor WHERE id = ?", arguments: [corridorID]) ?? -1 }
+            if rows == 0 { break }
+        }
+        XCTAssertEqual(rows, 0, "the unused corridor's row was pruned")
+        let code = try await bob.errorCode("subscribe", ["room": room])
+        XCTAssertEqual(code, "not_found")
+    }
+
+    func testIntelGetShowsTheNewestCommentsAndSaysWhenThereAreMore() async throws {
+        let server = try TestServer { $0.domainSettings[RoutesDomain.commentsShown] = 3 }
+        defer { server.stop() }
+        let (alice, _) = try await server.user("alice")
+        let item = try await alice.ok("intel.post", ["lat": 41.0205, "lon": 28.9735, "kind": "poi", "body": "talk"])["item"]?["id"] ?? .null
+        for i in 1...3 { _ = try await alice.ok("intel.comment", ["item": item, "text": .string("c\(i)")]) }
+        let three = try await alice.ok("intel.get", ["item": item])
+        XCTAssertEqual(three["comments"]?.items.map { $0["text"]?.string }, ["c1", "c2", "c3"])
+        XCTAssertEqual(three["commentsTruncated"], false)
+        _ = try await alice.ok("intel.comment", ["item": item, "text": "c4"])
+        let four = try await alice.ok("intel.get", ["item": item])
+        XCTAssertEqual(four["comments"]?.items.map { $0["text"]?.string }, ["c2", "c3", "c4"], "the newest, oldest first")
+        XCTAssertEqual(four["commentsTruncated"], true)
+        XCTAssertEqual(four["item"]?["comments"], 4, "the item still counts them all")
     }
 }

@@ -85,7 +85,7 @@ final class IntelHubTests: XCTestCase {
         let restored = await again.item(a.id)
         XCTAssertEqual(restored?.comments, 1)
         XCTAssertEqual(restored?.links, [b.id])
-        let comments = try await again.comments(of: a.id)
+        let comments = try await again.comments(of: a.id, limit: 200).comments
         XCTAssertEqual(comments.map(\.text), ["still closed"])
         let karma = try await again.karma(of: "alice")
         XCTAssertEqual(karma, 1 + 2, "sharing, then a link by someone else; the provider has none")

@@ -1,0 +1,49 @@
+import Foundation
+import GRDB
+import Logging
+import Storage
+
+/// Keeps the disk bounded by what is recent: items expired more than `keepExpiredSeconds` ago
+/// (with their likes, comments and links) and corridors nobody subscribed to for
+/// `keepCorridorSeconds` are deleted, in batches, so one run never holds the writer long.
+struct Pruning: Sendable {
+    let store: Store
+    let directory: CorridorDirectory
+    let interval: Double
+    let keepExpiredSeconds: Double
+    let keepCorridorSeconds: Double
+    let logger: Logger
+    /// Rows deleted per transaction.
+    var batch = 2_000
+
+    /// One pass; returns what it deleted (items, corridors).
+    @discardableResult
+    func run(now: Double) async -> (items: Int, corridors: Int) {
+        var items = 0, corridors = 0
+        do {
+            while true {
+                let cutoff = now - keepExpiredSeconds, batch = self.batch
+                let n = try await store.write { db in try IntelRows.prune(expiredBefore: cutoff, batch: batch, db) }
+                items += n
+                if n < batch { break }
+            }
+            // Live corridors are in use whatever their row says: touch them first.
+            let live = directory.liveIDs
+            let unused = now - keepCorridorSeconds, batch = self.batch
+            corridors = try await store.write { db in
+                for chunk in stride(from: 0, to: live.count, by: batch).map({ Array(live[$0..<min($0 + batch, live.count)]) }) {
+                    try db.execute(sql: "UPDATE corridor SET last_used = ? WHERE id IN (\(databaseQuestionMarks(count: chunk.count)))",
+                                   arguments: StatementArguments([now] + chunk))
+                }
+                try db.execute(sql: "DELETE FROM corridor WHERE last_used < ?", arguments: [unused])
+                return db.changesCount
+            }
+        } catch {
+            logger.warning("routes: pruning failed; it is tried again at the next run", metadata: ["error": "\(error)"])
+        }
+        if items + corridors > 0 {
+            logger.info("routes: pruned", metadata: ["expiredItems": "\(items)", "unusedCorridors": "\(corridors)"])
+        }
+        return (items, corridors)
+    }
+}

@@ -59,7 +59,7 @@ public actor IntelHub {
 
         mutating func remember(_ item: IntelItem) {
             items[item.id] = item
-            index.insert(item.id, at: item.point)
+            index.insert(item.id, at: item.point, time: item.at)
             expiry.schedule(item.id, at: item.expiresAt)
         }
     }
@@ -167,13 +167,12 @@ public actor IntelHub {
     /// `since` and `until` and pass `filter`, newest first, at most `maxQueryResults`.
     public func query(minLat: Double, minLon: Double, maxLat: Double, maxLon: Double, since: Double?, until: Double?,
                       filter: IntelFilter) -> (items: [IntelItem], truncated: Bool) {
-        // Every live item of the box is looked at (the time and filter cut afterwards), bounded by the live set.
-        let (ids, _) = live.index.items(minLat: minLat, minLon: minLon, maxLat: maxLat, maxLon: maxLon, limit: .max)
-        let earliest = since ?? -.infinity, latest = until ?? .infinity
-        let kept = ids.compactMap { live.items[$0] }
-            .filter { item in item.at >= earliest && item.at <= latest && filter.matches(item) }
-            .sorted { ($0.at, $0.id) > ($1.at, $1.id) }
-        return (Array(kept.prefix(configuration.maxQueryResults)), kept.count > configuration.maxQueryResults)
+        // Newest first from the index, which stops once it has enough (the filter looks at each candidate).
+        let items = live.items
+        let (ids, truncated) = live.index.newest(minLat: minLat, minLon: minLon, maxLat: maxLat, maxLon: maxLon, since: since ?? -.infinity,
+                                                 until: until ?? .infinity, limit: configuration.maxQueryResults,
+                                                 accept: filter.isEmpty ? { _ in true } : { id in items[id].map(filter.matches) ?? false })
+        return (ids.compactMap { items[$0] }, truncated)
     }
 
     /// An item's comments, oldest first (at most `limit`).

@@ -84,6 +84,8 @@ public struct IntelItem: Sendable, Equatable {
 /// What a traveller wants to see (protocol.md `filter`): each given set must hold the item's
 /// value (for modes and tags: share one with it); an empty or absent set lets everything through.
 public struct IntelFilter: Sendable, Equatable {
+    /// Whether it lets every item through.
+    public var isEmpty: Bool { kinds.isEmpty && origins.isEmpty && modes.isEmpty && tags.isEmpty }
     public var kinds: Set<IntelKind> = []
     public var origins: Set<IntelOrigin> = []
     public var modes: Set<TravelMode> = []

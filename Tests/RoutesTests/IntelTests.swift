@@ -23,6 +23,7 @@ final class IntelTests: XCTestCase {
         for centre in [GeoPoint(52.37, 4.89), GeoPoint(0, 179.99), GeoPoint(-89.9, 0)] {
             var index = ItemIndex()
             var all: [String: GeoPoint] = [:]
+            var times: [String: Double] = [:]
             func near(_ spread: Double) -> GeoPoint {
                 var lon = centre.lon + rng.uniform(-spread, spread)
                 if lon > 180 { lon -= 360 }
@@ -32,7 +33,9 @@ final class IntelTests: XCTestCase {
             for i in 0..<2000 {
                 let p = near(0.3)
                 all["i\(i)"] = p
-                index.insert("i\(i)", at: p)
+                // Times with ties, so the id breaks them.
+                times["i\(i)"] = Double(rng.next() % 500)
+                index.insert("i\(i)", at: p, time: times["i\(i)"]!)
             }
             for i in 0..<500 { all["i\(i)"] = nil; index.remove("i\(i)") }
             XCTAssertEqual(index.count, 1500)
@@ -46,15 +49,23 @@ final class IntelTests: XCTestCase {
                     p.value.lat >= minLat && p.value.lat <= maxLat
                         && (minLon <= maxLon ? p.value.lon >= minLon && p.value.lon <= maxLon : p.value.lon >= minLon || p.value.lon <= maxLon)
                 }
-                let found = index.items(minLat: minLat, minLon: minLon, maxLat: maxLat, maxLon: maxLon, limit: .max)
+                let found = index.newest(minLat: minLat, minLon: minLon, maxLat: maxLat, maxLon: maxLon, limit: .max)
                 XCTAssertEqual(Set(found.ids), Set(inBox.keys), "box \(minLat)…\(maxLat), \(minLon)…\(maxLon)")
                 XCTAssertFalse(found.truncated)
+                // Newest first, within a time range, accepted ones only, cut at the limit: as brute force says.
+                let since = Double(rng.next() % 200), until = since + Double(rng.next() % 300), limit = Int(rng.next() % 40)
+                let expected = inBox.keys.filter { times[$0]! >= since && times[$0]! <= until && $0.hasSuffix("7") == false }
+                    .sorted { (times[$0]!, $0) > (times[$1]!, $1) }
+                let newest = index.newest(minLat: minLat, minLon: minLon, maxLat: maxLat, maxLon: maxLon, since: since, until: until,
+                                          limit: limit, accept: { !$0.hasSuffix("7") })
+                XCTAssertEqual(newest.ids, Array(expected.prefix(limit)))
+                XCTAssertEqual(newest.truncated, expected.count > limit)
             }
         }
         var index = ItemIndex()
-        for i in 0..<10 { index.insert("x\(i)", at: GeoPoint(10, 10 + Double(i) * 0.001)) }
-        let limited = index.items(minLat: 9, minLon: 9, maxLat: 11, maxLon: 11, limit: 4)
-        XCTAssertEqual(limited.ids.count, 4)
+        for i in 0..<10 { index.insert("x\(i)", at: GeoPoint(10, 10 + Double(i) * 0.001), time: Double(i)) }
+        let limited = index.newest(minLat: 9, minLon: 9, maxLat: 11, maxLon: 11, limit: 4)
+        XCTAssertEqual(limited.ids, ["x9", "x8", "x7", "x6"])
         XCTAssertTrue(limited.truncated)
     }
 }

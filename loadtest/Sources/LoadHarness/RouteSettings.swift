@@ -47,6 +47,11 @@ extension Scenario {
     public struct City: Sendable, Equatable {
         public var center: GeoPoint
         public var radiusKm: Double
+
+        public init(center: GeoPoint, radiusKm: Double) {
+            self.center = center
+            self.radiusKm = radiusKm
+        }
     }
 
     static func readRoutes(_ r: inout ScenarioReader, duration: Double) throws(ScenarioError) -> RouteSettings {

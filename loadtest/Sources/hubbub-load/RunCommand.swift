@@ -29,6 +29,7 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Override fanout.messagesPerSecondPerPublisher (fanout scenarios).") var publishRate: Double?
     @Option(help: "Override venues.votesPerPatronPerMinute (venue scenarios).") var votesPerMinute: Double?
     @Flag(help: "Offer permessage-deflate, whatever the scenario says.") var compression = false
+    @Option(help: "Override routes.providerBurstItems (routes scenarios; 0: no provider).") var providerBurstItems: Int?
     @Option(help: "The server's operator key (api.key), for a routes scenario's provider (POST /api/intel).") var apiKey: String?
 
     func run() async throws {
@@ -54,6 +55,10 @@ struct RunCommand: AsyncParsableCommand {
         if !compare.isEmpty && (s.kind == .venues || s.kind == .routes) {
             FileHandle.standardError.write(Data("hubbub-load: --compare needs an echo or fanout scenario (peers do not speak Hubbub's protocol)\n".utf8))
             throw ExitCode(2)
+        }
+        if let providerBurstItems, var r = s.routes {
+            r.providerBurstItems = max(0, providerBurstItems)
+            s.routes = r
         }
         if let r = s.routes, r.providerBurstItems > 0, apiKey?.isEmpty ?? true {
             FileHandle.standardError.write(Data("hubbub-load: routes.providerBurstItems needs --api-key (the server's api.key) for POST /api/intel\n".utf8))

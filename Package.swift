@@ -114,7 +114,7 @@ let package = Package(
         // The load-test harness's logic: scenarios, rate schedules, push validation, reports (and
         // /proc sampling); no sockets, so all of it is unit-tested.
         .target(name: "LoadHarness", dependencies: [
-            "Realtime",
+            "Realtime", "Routes",
             .product(name: "Histogram", package: "hdrhistogram-swift"),
         ], path: "loadtest/Sources/LoadHarness"),
         .executableTarget(name: "hubbub-load", dependencies: [
@@ -136,7 +136,7 @@ let package = Package(
         .testTarget(name: "RouteServiceTests", dependencies: ["RouteService", "Routes", "Storage", "Realtime",
                                                               .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "VenueServiceTests", dependencies: ["VenueService", "Venues", "DomainSeam", "Realtime", "Storage", "WebSocket"]),
-        .testTarget(name: "LoadHarnessTests", dependencies: ["LoadHarness", "Realtime"]),
+        .testTarget(name: "LoadHarnessTests", dependencies: ["LoadHarness", "Realtime", "Routes"]),
         .testTarget(name: "RealtimeTests", dependencies: ["Realtime", "WebSocket"]),
         .testTarget(name: "AccountsTests", dependencies: ["Accounts", "Storage", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", .product(name: "GRDB", package: "GRDB.swift")]),

@@ -3,9 +3,11 @@
 #   1. the `smoke` venue scenario against a server started here must pass its thresholds
 #      (its validators see every push; a gap, repeat or wrong order fails it), and its
 #      result.json, summary.txt and report.html must be written;
-#   2. comparison mode: the `echo` and `fanout` scenarios, scaled down, against Hubbub and
+#   2. the `route-smoke` rush hour must pass its thresholds too: every push inside the traveller's
+#      corridor, every item posted inside it delivered once (its audit must have expected some);
+#   3. comparison mode: the `echo` and `fanout` scenarios, scaled down, against Hubbub and
 #      against a Python `websockets` peer in the same invocation, one report for both;
-#   3. a scenario with an impossible threshold must exit 1 (thresholds really decide).
+#   4. a scenario with an impossible threshold must exit 1 (thresholds really decide).
 # Environment: HUBBUB_BIN, HUBBUB_LOAD_BIN (default .build/release/{hubbub,hubbub-load}).
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
@@ -39,6 +41,27 @@ print("smoke result checked:", int(s["received"]), "pushes,", int(s["acked"]), "
       run["reconnects"]["recovered"], "recovered, p99", s["latencyP99Ms"], "ms")
 PY
 grep -q "<svg" "$WORK/smoke/report.html" || die "report.html has no plots"
+
+log "route-smoke scenario"
+rc=0
+timeout 300 "$LOAD" run route-smoke --url "ws://127.0.0.1:$PORT" --server-pid "$HUBBUB_PID" --out "$WORK/route-smoke" || rc=$?
+[[ $rc == 0 ]] || { dump_hubbub_log; die "the route-smoke scenario failed its thresholds (exit $rc)"; }
+for f in result.json summary.txt report.html; do [[ -s "$WORK/route-smoke/$f" ]] || die "route-smoke: $f was not written"; done
+"$VENV_PY" - "$WORK/route-smoke/result.json" <<'PY'
+import json, sys
+run = json.load(open(sys.argv[1]))["runs"][0]
+s, v = run["summary"], run["violations"]
+assert run["passed"], run["thresholds"]
+assert s["posts"] > 10 and s["postsAcked"] == s["posts"], s
+assert s["deliveriesExpected"] > 20, "the delivery audit expected deliveries"
+assert s["latencySamples"] >= s["deliveriesExpected"], "every expected delivery was received and timed"
+assert s["received"] > s["latencySamples"], "likes and comments were pushed too"
+assert v["outsideCorridor"] == 0 and v["undelivered"] == 0 and v["redelivered"] == 0, v
+assert len(run["timeline"]) >= 5 and len(run["server"]) >= 5, "timeline and server samples"
+print("route-smoke result checked:", int(s["received"]), "pushes,", int(s["posts"]), "posts,",
+      int(s["deliveriesExpected"]), "deliveries expected and made, p99", s["latencyP99Ms"], "ms")
+PY
+grep -q "<svg" "$WORK/route-smoke/report.html" || die "route-smoke: report.html has no plots"
 
 log "comparison mode: echo and fanout against hubbub and a Python websockets peer"
 PEER_PORT="$(free_port)"

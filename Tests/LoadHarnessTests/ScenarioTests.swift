@@ -18,7 +18,7 @@ final class ScenarioTests: XCTestCase {
     func testShippedScenariosParse() throws {
         let dir = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../config/scenarios").standardized
         let files = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasSuffix(".json") }
-        for required in ["smoke", "friday-night", "reconnect-storm", "echo", "fanout"] {
+        for required in ["smoke", "friday-night", "reconnect-storm", "echo", "fanout", "rush-hour", "route-smoke"] {
             XCTAssertTrue(files.contains("\(required).json"), "config/scenarios/\(required).json is missing")
         }
         for f in files {
@@ -80,7 +80,7 @@ final class ScenarioTests: XCTestCase {
 
     func testRefusalsNameTheField() {
         XCTAssertEqual(refusal(#"{"kind":"echo"}"#), "name is missing")
-        XCTAssertEqual(refusal(#"{"name":"x","kind":"party"}"#), "kind must be venues, echo or fanout, not party")
+        XCTAssertEqual(refusal(#"{"name":"x","kind":"party"}"#), "kind must be venues, routes, echo or fanout, not party")
         XCTAssertEqual(refusal(#"{"name":"x","kind":"echo","echo":{"connections":0}}"#), "echo.connections must be between 1 and 1000000, not 0")
         XCTAssertEqual(refusal(#"{"name":"x","kind":"echo","echo":{"conections":5}}"#), "unknown field echo.conections")
         XCTAssertEqual(refusal(#"{"name":"x","kind":"echo","echo":{},"colour":1}"#), "unknown field colour")

@@ -42,8 +42,8 @@ public enum HTMLReport {
         }).svg
         html += SVGChart(title: "Throughput per second", series: runs.flatMap { r in
             [SVGChart.Series(name: label(r, "\(r.receivedName) received"), points: r.timeline.map { ($0.t, $0.receivedPerSecond) }),
-             SVGChart.Series(name: label(r, r.kind == "venues" ? "actions acked" : "sent"),
-                             points: r.timeline.map { ($0.t, r.kind == "venues" ? $0.ackedPerSecond : $0.sentPerSecond) })]
+             SVGChart.Series(name: label(r, r.hasActions ? "actions acked" : "sent"),
+                             points: r.timeline.map { ($0.t, r.hasActions ? $0.ackedPerSecond : $0.sentPerSecond) })]
         }).svg
         html += SVGChart(title: "Connections open", series: runs.map { r in
             SVGChart.Series(name: label(r, "connections"), points: r.timeline.map { ($0.t, Double($0.connections)) })

@@ -14,6 +14,7 @@ import Realtime
 public enum PushEvent: Sendable, Equatable {
     case trackMoved, playlistReordered, playlistSnapshot, trackRequested, votesCleared, nowPlayingChanged
     case venueUpdated, presenceChanged, venueRemoved, playlistRemoved
+    case intelAdded, intelUpdated, intelExpired, intelLinked
     case other
 
     init(_ name: String) {
@@ -28,6 +29,10 @@ public enum PushEvent: Sendable, Equatable {
         case "presence.changed": self = .presenceChanged
         case "venue.removed": self = .venueRemoved
         case "playlist.removed": self = .playlistRemoved
+        case "intel.added": self = .intelAdded
+        case "intel.updated": self = .intelUpdated
+        case "intel.expired": self = .intelExpired
+        case "intel.linked": self = .intelLinked
         default: self = .other
         }
     }
@@ -57,6 +62,19 @@ public struct QueuedTrack: Sendable, Equatable {
     }
 }
 
+/// The item of an `intel.added` or `intel.updated` push: what a traveller checks and acts on.
+public struct ScannedIntel: Sendable, Equatable {
+    /// The item's id (kept as text: a traveller likes and comments on it by id).
+    public var id: String = ""
+    public var lat = Double.nan
+    public var lon = Double.nan
+    /// `nameHash` of its body (the harness's bodies are unique: it names the post).
+    public var body: UInt64 = 0
+    /// `nameHash` of `by.user` (0: a provider's item, or a deleted user's).
+    public var by: UInt64 = 0
+    public init() {}
+}
+
 /// The fields of a push the validator needs, read in one pass without building a JSON tree.
 public struct ScannedPush: Sendable, Equatable {
     public var room: UInt64 = 0
@@ -78,6 +96,8 @@ public struct ScannedPush: Sendable, Equatable {
     public var cause: PushCause?
     /// `nowplaying.changed`: the pinned track (nil: none).
     public var nowPlaying: UInt64?
+    /// `intel.added`, `intel.updated`: the item.
+    public var intel: ScannedIntel?
     /// Where `data` lies in the message (to parse rare events in full).
     public var data: Range<Int> = 0..<0
     public init() {}
@@ -131,9 +151,34 @@ public enum PushScanner {
             try d.object { c, key throws(JSONCursor.Failure) in
                 if key != "track" { try c.skipValue() } else if !c.skipNull() { push.nowPlaying = try c.stringHash() }
             }
+        case .intelAdded, .intelUpdated:
+            try d.object { c, key throws(JSONCursor.Failure) in
+                if key != "item" { try c.skipValue() } else { push.intel = try scanIntel(&c) }
+            }
+            if push.intel == nil { throw JSONCursor.Failure() }
         default: break
         }
         return push
+    }
+
+    /// An IntelItem: id, place, body and poster; an item without an id or a place is unreadable.
+    private static func scanIntel(_ c: inout JSONCursor) throws(JSONCursor.Failure) -> ScannedIntel {
+        var item = ScannedIntel()
+        try c.object { c, key throws(JSONCursor.Failure) in
+            switch key {
+            case "id": item.id = try c.string()
+            case "lat": item.lat = try c.double()
+            case "lon": item.lon = try c.double()
+            case "body": item.body = try c.stringHash()
+            case "by":
+                try c.object { c, key throws(JSONCursor.Failure) in
+                    if key == "user" { item.by = try c.stringHash() } else { try c.skipValue() }
+                }
+            default: try c.skipValue()
+            }
+        }
+        guard !item.id.isEmpty, item.lat.isFinite, item.lon.isFinite else { throw JSONCursor.Failure() }
+        return item
     }
 
     private static func scanReordered(_ c: inout JSONCursor, into push: inout ScannedPush) throws(JSONCursor.Failure) {
@@ -315,6 +360,22 @@ struct JSONCursor {
             throw Failure() // not a whole number
         }
         return negative ? -v : v
+    }
+
+    /// A JSON number (integer or decimal).
+    mutating func double() throws(Failure) -> Double {
+        skipSpace()
+        let start = index
+        while index < bytes.count {
+            let b = bytes[index]
+            guard (b >= 0x30 && b <= 0x39) || b == UInt8(ascii: "-") || b == UInt8(ascii: "+") || b == UInt8(ascii: ".")
+                || b == UInt8(ascii: "e") || b == UInt8(ascii: "E") else { break }
+            index += 1
+        }
+        guard index > start, let v = Double(String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)) else {
+            throw Failure()
+        }
+        return v
     }
 
     /// Consumes `null` if it is next.

@@ -69,7 +69,12 @@ public struct RunReport: Sendable, Codable {
 
     public struct ViolationCounts: Sendable, Codable, Equatable {
         public var missing, duplicates, outOfOrder, wrongEpoch, badOrder, badCount: Int
+        /// Routes: items outside the corridor, items never delivered, items delivered twice.
+        public var outsideCorridor, undelivered, redelivered: Int
         public init(_ v: Violations) {
+            outsideCorridor = v.outsideCorridor
+            undelivered = v.undelivered
+            redelivered = v.redelivered
             missing = v.missing
             duplicates = v.duplicates
             outOfOrder = v.outOfOrder
@@ -101,6 +106,7 @@ public struct RunReport: Sendable, Codable {
         case .venues: receivedName = "pushes"; latencyName = "action → push"
         case .echo: receivedName = "echoes"; latencyName = "round trip"
         case .fanout: receivedName = "deliveries"; latencyName = "publish → delivery"
+        case .routes: receivedName = "pushes"; latencyName = "post → push"
         }
         self.connectionsOpened = connectionsOpened
         self.connectionsWanted = connectionsWanted
@@ -126,8 +132,10 @@ public struct RunReport: Sendable, Codable {
             "messagesPerSecond": (Double(total.received) / s).rounded(),
             "actionsSentPerSecond": (Double(total.sent) / s).rounded(),
             "actionsAckedPerSecond": (Double(total.acked) / s).rounded(),
-            "violations": Double(total.violations.total), "missing": Double(total.violations.missing),
-            "duplicates": Double(total.violations.duplicates + total.violations.outOfOrder),
+            "violations": Double(total.violations.total),
+            // A lost push of a route room is a seq gap and an undelivered item: both are "missing".
+            "missing": Double(total.violations.missing + total.violations.undelivered),
+            "duplicates": Double(total.violations.duplicates + total.violations.outOfOrder + total.violations.redelivered),
             "errors": Double(errorCount),
             "errorShare": total.sent == 0 ? 0 : Double(errorCount) / Double(total.sent),
             "unexpectedCloses": Double(total.closes.values.reduce(0, +)),
@@ -176,7 +184,9 @@ public struct RunReport: Sendable, Codable {
         if kind != "echo" { rows.append(("actions sent / acked", "\(n("sent")) / \(n("acked")) (\(n("actionsAckedPerSecond"))/s acked)")) }
         rows += [
             ("\(latencyName) ms", "p50 \(n("latencyP50Ms"))  p90 \(n("latencyP90Ms"))  p99 \(n("latencyP99Ms"))  p99.9 \(n("latencyP999Ms"))  max \(n("latencyMaxMs"))  (\(n("latencySamples")) samples)"),
-            ("violations", "\(violations.missing) missing, \(violations.duplicates) duplicated, \(violations.outOfOrder) out of order, \(violations.wrongEpoch) wrong epoch, \(violations.badOrder) bad order, \(violations.badCount) bad counts"),
+            ("violations", kind == "routes"
+                ? "\(violations.missing) missing (seq), \(violations.duplicates) duplicated, \(violations.outOfOrder) out of order, \(violations.wrongEpoch) wrong epoch, \(violations.outsideCorridor) outside the corridor, \(violations.undelivered) items never delivered, \(violations.redelivered) items delivered twice"
+                : "\(violations.missing) missing, \(violations.duplicates) duplicated, \(violations.outOfOrder) out of order, \(violations.wrongEpoch) wrong epoch, \(violations.badOrder) bad order, \(violations.badCount) bad counts"),
             ("errors", errors.isEmpty ? "none" : Self.list(errors)),
             ("unexpected closes", closes.isEmpty ? "none" : Self.list(closes)),
         ]
@@ -201,6 +211,9 @@ public struct RunReport: Sendable, Codable {
         let width = rows.map(\.0.count).max() ?? 0
         return rows.map { $0.0.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + $0.1 }.joined(separator: "\n")
     }
+
+    /// Whether the run's clients sent protocol actions (venues, routes) rather than raw messages.
+    public var hasActions: Bool { kind == Scenario.Kind.venues.rawValue || kind == Scenario.Kind.routes.rawValue }
 
     static func list(_ d: [String: Int]) -> String { d.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ") }
 

@@ -12,6 +12,9 @@ public struct Scenario: Sendable, Equatable {
         case echo
         /// Fan-out microbenchmark: one room (any broadcast endpoint), C subscribers, P publishers.
         case fanout
+        /// Travellers at rush hour: each subscribes to its commute's corridor, posts, likes and
+        /// comments; a provider may post bursts over HTTP.
+        case routes
     }
 
     public var name: String
@@ -26,6 +29,7 @@ public struct Scenario: Sendable, Equatable {
     public var venues: VenueSettings?
     public var echo: EchoSettings?
     public var fanout: FanoutSettings?
+    public var routes: RouteSettings?
 
     /// How the harness's own clients behave.
     public struct ClientSettings: Sendable, Equatable {
@@ -110,8 +114,8 @@ public struct Scenario: Sendable, Equatable {
         do { json = try JSONParser.parse(bytes) } catch { throw ScenarioError("\(error)") }
         var r = try ScenarioReader(json, path: "")
         guard let name = try r.string("name"), !name.isEmpty else { throw ScenarioError("name is missing") }
-        guard let kindName = try r.string("kind") else { throw ScenarioError("kind is missing (venues, echo or fanout)") }
-        guard let kind = Kind(rawValue: kindName) else { throw ScenarioError("kind must be venues, echo or fanout, not \(kindName)") }
+        guard let kindName = try r.string("kind") else { throw ScenarioError("kind is missing (venues, routes, echo or fanout)") }
+        guard let kind = Kind(rawValue: kindName) else { throw ScenarioError("kind must be venues, routes, echo or fanout, not \(kindName)") }
         var s = Scenario(name: name, description: try r.string("description", default: ""), kind: kind,
                          durationSeconds: try r.double("durationSeconds", in: 0.1...86_400, default: 10),
                          drainSeconds: try r.double("drainSeconds", in: 0...600, default: 2),
@@ -145,6 +149,9 @@ public struct Scenario: Sendable, Equatable {
                                       messagesPerSecondPerPublisher: try f.double("messagesPerSecondPerPublisher", in: 0.01...1_000_000, default: 100),
                                       messageBytes: try f.int("messageBytes", in: 16...1 << 20, default: 64))
             try f.finish()
+        case .routes:
+            guard var t = try r.object("routes") else { throw ScenarioError("routes is missing (kind routes)") }
+            s.routes = try readRoutes(&t, duration: s.durationSeconds)
         }
         try r.finish()
         for t in s.thresholds where !t.metric.applies(to: kind) {
@@ -159,22 +166,7 @@ public struct Scenario: Sendable, Equatable {
         let tracks = try v.int("tracksPerPlaylist", in: 2...1000, default: 40)
         let clock = try NightClock(from: try v.string("clockFrom", default: "18:00"), to: try v.string("clockTo", default: "23:00"),
                                    seconds: duration)
-        var points: [Curve.Point] = []
-        if let list = try v.array("present") {
-            for (i, item) in list.enumerated() {
-                var p = try ScenarioReader(item, path: "venues.present[\(i)]")
-                guard let at = try p.string("at") else { throw ScenarioError("venues.present[\(i)].at is missing") }
-                guard let share = try p.double("share", in: 0...1) else { throw ScenarioError("venues.present[\(i)].share is missing") }
-                try p.finish()
-                let t: Double
-                do { t = try clock.seconds(at: at) } catch { throw ScenarioError("venues.present[\(i)].at: \(error.description)") }
-                points.append(.init(t: t, value: share))
-            }
-        } else {
-            points = [.init(t: 0, value: 1)]
-        }
-        let present: Curve
-        do { present = try Curve(points) } catch { throw ScenarioError("venues.present: \(error.description)") }
+        let present = try readPresent(&v, clock: clock)
         let thinkMin = try v.double("thinkTimeMinMs", in: 0...60_000, default: 50)
         let thinkMax = try v.double("thinkTimeMaxMs", in: 0...60_000, default: 500)
         guard thinkMin <= thinkMax else { throw ScenarioError("venues.thinkTimeMinMs must not exceed venues.thinkTimeMaxMs") }
@@ -204,6 +196,26 @@ public struct Scenario: Sendable, Equatable {
         return settings
     }
 
+    /// A `present` curve (`[{"at": "HH:MM", "share": 0…1}]` on `clock`); absent: everyone, all along.
+    static func readPresent(_ r: inout ScenarioReader, clock: NightClock) throws(ScenarioError) -> Curve {
+        let path = r.path + ".present"
+        var points: [Curve.Point] = []
+        if let list = try r.array("present") {
+            for (i, item) in list.enumerated() {
+                var p = try ScenarioReader(item, path: "\(path)[\(i)]")
+                guard let at = try p.string("at") else { throw ScenarioError("\(path)[\(i)].at is missing") }
+                guard let share = try p.double("share", in: 0...1) else { throw ScenarioError("\(path)[\(i)].share is missing") }
+                try p.finish()
+                let t: Double
+                do { t = try clock.seconds(at: at) } catch { throw ScenarioError("\(path)[\(i)].at: \(error.description)") }
+                points.append(.init(t: t, value: share))
+            }
+        } else {
+            points = [.init(t: 0, value: 1)]
+        }
+        do { return try Curve(points) } catch { throw ScenarioError("\(path): \(error.description)") }
+    }
+
     /// The same scenario with its crowd or connection counts multiplied (for finding the largest
     /// size a machine holds without editing files).
     public func scaled(by factor: Double) -> Scenario {
@@ -211,22 +223,31 @@ public struct Scenario: Sendable, Equatable {
         var s = self
         func scale(_ n: Int) -> Int { max(1, Int((Double(n) * factor).rounded())) }
         if var v = s.venues { v.count = scale(v.count); s.venues = v }
+        if var t = s.routes { t.travellers = scale(t.travellers); s.routes = t }
         if var e = s.echo { e.connections = scale(e.connections); s.echo = e }
         if var f = s.fanout { f.subscribers = scale(f.subscribers); s.fanout = f }
         return s
     }
 
-    /// The same scenario over `seconds`: a venue night keeps its shape (clock, crowd curve and
-    /// storms are stretched or squeezed alike).
+    /// The same scenario over `seconds`: a venue night or a rush hour keeps its shape (clock, crowd
+    /// curve and storms are stretched or squeezed alike).
     public func withDuration(_ seconds: Double) -> Scenario {
         var s = self
         let factor = seconds / durationSeconds
         s.durationSeconds = seconds
-        guard var v = s.venues, factor != 1 else { return s }
-        v.clock = v.clock.over(seconds: seconds)
-        v.present = (try? Curve(v.present.points.map { .init(t: $0.t * factor, value: $0.value) })) ?? v.present
-        v.reconnectStorms = v.reconnectStorms.map { var st = $0; st.atSeconds *= factor; return st }
-        s.venues = v
+        guard factor != 1 else { return s }
+        func stretch(_ c: Curve) -> Curve { (try? Curve(c.points.map { .init(t: $0.t * factor, value: $0.value) })) ?? c }
+        if var v = s.venues {
+            v.clock = v.clock.over(seconds: seconds)
+            v.present = stretch(v.present)
+            v.reconnectStorms = v.reconnectStorms.map { var st = $0; st.atSeconds *= factor; return st }
+            s.venues = v
+        }
+        if var t = s.routes {
+            t.clock = t.clock.over(seconds: seconds)
+            t.present = stretch(t.present)
+            s.routes = t
+        }
         return s
     }
 
@@ -251,6 +272,7 @@ public struct Scenario: Sendable, Equatable {
         case .venues: return (venues?.count ?? 0) * ((venues?.patronsPerVenue ?? 0) + 1) + 1
         case .echo: return echo?.connections ?? 0
         case .fanout: return (fanout?.subscribers ?? 0) + (fanout?.publishers ?? 0)
+        case .routes: return (routes?.travellers ?? 0) + 1
         }
     }
 }

@@ -12,8 +12,9 @@ public struct Threshold: Sendable, Equatable {
         /// Whether the figure exists for this kind of scenario.
         func applies(to kind: Scenario.Kind) -> Bool {
             switch self {
-            case .minActionsPerSecond, .minRecoveredShare, .maxErrorShare: return kind == .venues
-            case .minMessagesPerSecond: return kind != .venues
+            case .minRecoveredShare: return kind == .venues
+            case .minActionsPerSecond, .maxErrorShare: return kind == .venues || kind == .routes
+            case .minMessagesPerSecond: return kind == .echo || kind == .fanout
             default: return true
             }
         }

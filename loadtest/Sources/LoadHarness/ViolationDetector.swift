@@ -19,11 +19,18 @@ public struct Violations: Sendable, Equatable {
     /// request from the 0 its `track.requested` brought it in with; a `playlist.reordered` the
     /// total too); a `track.moved` of a track not queued; a `track.requested` of one already queued.
     public var badCount = 0
+    /// Routes: an `intel.added` or `intel.updated` whose item lies outside the traveller's corridor.
+    public var outsideCorridor = 0
+    /// Routes: an item the traveller should have received (posted inside its corridor while it
+    /// watched, see `DeliveryAudit`) that never came.
+    public var undelivered = 0
+    /// Routes: an item received a second time while watching.
+    public var redelivered = 0
 
     public init() {}
 
     /// Everything that was wrong (a gap counts once per missing push).
-    public var total: Int { missing + duplicates + outOfOrder + wrongEpoch + badOrder + badCount }
+    public var total: Int { missing + duplicates + outOfOrder + wrongEpoch + badOrder + badCount + outsideCorridor + undelivered + redelivered }
 
     public static func - (a: Violations, b: Violations) -> Violations {
         var d = Violations()
@@ -33,6 +40,9 @@ public struct Violations: Sendable, Equatable {
         d.wrongEpoch = a.wrongEpoch - b.wrongEpoch
         d.badOrder = a.badOrder - b.badOrder
         d.badCount = a.badCount - b.badCount
+        d.outsideCorridor = a.outsideCorridor - b.outsideCorridor
+        d.undelivered = a.undelivered - b.undelivered
+        d.redelivered = a.redelivered - b.redelivered
         return d
     }
 
@@ -43,6 +53,9 @@ public struct Violations: Sendable, Equatable {
         a.wrongEpoch += b.wrongEpoch
         a.badOrder += b.badOrder
         a.badCount += b.badCount
+        a.outsideCorridor += b.outsideCorridor
+        a.undelivered += b.undelivered
+        a.redelivered += b.redelivered
     }
 }
 

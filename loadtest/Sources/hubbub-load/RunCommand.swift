@@ -22,13 +22,15 @@ struct RunCommand: AsyncParsableCommand {
     @Option(parsing: .singleValue, help: "Also run against a peer: NAME=URL (echo and fanout only; repeatable).") var compare: [String] = []
     @Option(parsing: .singleValue, help: "A peer's pid for sampling: NAME=PID (repeatable).") var comparePid: [String] = []
     @Option(help: "Directory for result.json, summary.txt and report.html.") var out = "loadtest/results/latest"
-    @Option(help: "Multiply the crowd (venues) or connection counts.") var scale = 1.0
+    @Option(help: "Multiply the crowd (venues, travellers) or connection counts.") var scale = 1.0
     @Option(help: "Override the scenario's measured duration: seconds, or with a unit (90s, 30m, 2h; at most 24h).")
     var duration: DurationArgument?
     @Option(help: "Override the client loops (threads).") var loops: Int?
     @Option(help: "Override fanout.messagesPerSecondPerPublisher (fanout scenarios).") var publishRate: Double?
     @Option(help: "Override venues.votesPerPatronPerMinute (venue scenarios).") var votesPerMinute: Double?
     @Flag(help: "Offer permessage-deflate, whatever the scenario says.") var compression = false
+    @Option(help: "Override routes.providerBurstItems (routes scenarios; 0: no provider).") var providerBurstItems: Int?
+    @Option(help: "The server's operator key (api.key), for a routes scenario's provider (POST /api/intel).") var apiKey: String?
 
     func run() async throws {
         var s: Scenario
@@ -50,8 +52,16 @@ struct RunCommand: AsyncParsableCommand {
             v.votesPerPatronPerMinute = votesPerMinute
             s.venues = v
         }
-        if !compare.isEmpty && s.kind == .venues {
+        if !compare.isEmpty && (s.kind == .venues || s.kind == .routes) {
             FileHandle.standardError.write(Data("hubbub-load: --compare needs an echo or fanout scenario (peers do not speak Hubbub's protocol)\n".utf8))
+            throw ExitCode(2)
+        }
+        if let providerBurstItems, var r = s.routes {
+            r.providerBurstItems = max(0, providerBurstItems)
+            s.routes = r
+        }
+        if let r = s.routes, r.providerBurstItems > 0, apiKey?.isEmpty ?? true {
+            FileHandle.standardError.write(Data("hubbub-load: routes.providerBurstItems needs --api-key (the server's api.key) for POST /api/intel\n".utf8))
             throw ExitCode(2)
         }
         var targets: [(String, String, Int32?)] = [(name, url, serverPid)]
@@ -68,7 +78,7 @@ struct RunCommand: AsyncParsableCommand {
         var reports: [RunReport] = []
         for (target, url, pid) in targets {
             do {
-                let report = try await ScenarioRunner(scenario: s, target: target, url: url, serverPid: pid).run()
+                let report = try await ScenarioRunner(scenario: s, target: target, url: url, serverPid: pid, apiKey: apiKey).run()
                 print(report.table)
                 print("")
                 reports.append(report)
@@ -109,12 +119,13 @@ struct ScenarioRunner {
     let target: String
     let url: String
     let serverPid: Int32?
+    var apiKey: String?
 
     func run() async throws -> RunReport {
         let startedAt = Date()
         let path: String
         switch scenario.kind {
-        case .venues: path = "/ws"
+        case .venues, .routes: path = "/ws"
         case .echo: path = scenario.echo!.path
         case .fanout: path = scenario.fanout!.path
         }
@@ -148,6 +159,29 @@ struct ScenarioRunner {
             return report(recorder, opened: run.patrons.count + run.owners.count, wanted: scenario.peakConnections - 1, setup: setup,
                           extra: ["patrons": Double(run.patrons.count), "venues": Double(run.owners.count),
                                   "patronsPresentPeak": Double(recorder.timeline.map(\.connections).max() ?? 0)])
+        case .routes:
+            if parsed.secure && scenario.routes!.providerBurstItems > 0 {
+                throw LoadError("the provider posts over plain HTTP (POST /api/intel): give a ws:// URL")
+            }
+            let run = RouteRun(scenario: scenario, fleet: fleet)
+            try await run.seed()
+            let setup = Date().timeIntervalSince(startedAt)
+            _ = await fleet.harvest() // set-up traffic is not measured
+            let r = scenario.routes!
+            let recorder = RunRecorder(fleet: fleet, serverPid: serverPid, clockLabel: { r.clock.clock(at: $0) })
+            run.startProvider(host: parsed.host, port: parsed.port, apiKey: apiKey ?? "")
+            await run.play(recorder: recorder)
+            await drain(recorder)
+            recorder.finishLine()
+            let watches = await run.closeWatches()
+            let audit = DeliveryAudit.audit(watches: watches, posts: run.ledger.posts)
+            await run.closeAll()
+            var total = recorder.total
+            total.violations.undelivered = audit.undelivered
+            var extra = run.figures(audit: audit)
+            extra["travellersPresentPeak"] = Double(recorder.timeline.map(\.connections).max() ?? 0)
+            return report(recorder, total: total, opened: run.travellers.count, wanted: scenario.peakConnections - 1, setup: setup,
+                          extra: extra)
         case .echo:
             let run = EchoRun(scenario: scenario, fleet: fleet)
             let (opened, failures) = await run.start()

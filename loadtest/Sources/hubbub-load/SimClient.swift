@@ -30,6 +30,9 @@ final class SimClient: WebSocketHandler, @unchecked Sendable {
     /// Set when the harness closes or drops the connection itself (not counted as a failure).
     var closingOnPurpose = false
     var onClose: ((SimClient) -> Void)?
+    /// Sees each live push of the room after it was validated and counted, with when it arrived
+    /// (a traveller's checks). Loop thread.
+    var onRoomPush: ((ScannedPush, UInt64) -> Void)?
 
     var token = ""
     var userID = ""
@@ -95,13 +98,14 @@ final class SimClient: WebSocketHandler, @unchecked Sendable {
         connection.send(text: JSON.object([("id", .int(id)), ("op", .string(op)), ("args", args)]).encoded)
     }
 
-    /// Sends an action whose outcome is measured: counted as sent, then as acknowledged or as an
-    /// error by op and code (`failed` runs too then). Loop thread only.
-    func sendCounted(_ op: String, _ args: JSON, failed: @escaping () -> Void = {}) {
+    /// Sends an action whose outcome is measured: counted as sent, then as acknowledged (`acked`
+    /// runs then, with the result) or as an error by op and code (`failed` runs then). Loop thread only.
+    func sendCounted(_ op: String, _ args: JSON, acked: @escaping (JSON) -> Void = { _ in }, failed: @escaping () -> Void = {}) {
         meter.now.sent += 1
         send(op, args) { reply in
             if reply["ok"] == .bool(true) {
                 self.meter.now.acked += 1
+                acked(reply["result"] ?? .null)
             } else {
                 let code: String = if case .string(let c)? = reply["error"]?["code"] { c } else { "unknown" }
                 self.meter.now.errors["\(op): \(code)", default: 0] += 1
@@ -134,21 +138,31 @@ final class SimClient: WebSocketHandler, @unchecked Sendable {
             args.append(("since", ["seq": .int(validator.seq), "epoch": .string(epoch)]))
         }
         let sentSince = args.count == 2
-        let request = JSON.object(args)
+        let result = try await join(name, op: "subscribe", args: JSON.object(args), sentSince: sentSince)
+        return sentSince ? result["recovered"] == .bool(true) : nil
+    }
+
+    /// Joins `room` with `op` (`subscribe`, or `route.subscribe`, whose room the harness knows from
+    /// the corridor's id) and starts validating its pushes; returns the reply's result.
+    /// `joined` runs on the loop with the result before any push that follows the reply.
+    @discardableResult
+    func join(_ name: String, op: String, args: JSON, sentSince: Bool = false,
+              joined: @escaping @Sendable (JSON) -> Void = { _ in }) async throws -> JSON {
         // The reply and the missed pushes are handled on the loop, in arrival order: the reply's
         // handler must run before the first push after it, so it is applied there, not here.
         let r: JSON = await withCheckedContinuation { done in
             loop.execute { _ in
                 self.room = name
                 self.roomHash = nameHash(name)
-                self.send("subscribe", request) { reply in
+                self.send(op, args) { reply in
                     self.applySubscribe(reply, sentSince: sentSince)
+                    if reply["ok"] == .bool(true), let result = reply["result"] { joined(result) }
                     done.resume(returning: reply)
                 }
             }
         }
-        guard r["ok"] == .bool(true), let result = r["result"] else { throw LoadError("subscribe: \(r["error"]?["code"]?.encoded ?? r.encoded)") }
-        return sentSince ? result["recovered"] == .bool(true) : nil
+        guard r["ok"] == .bool(true), let result = r["result"] else { throw LoadError("\(op): \(r["error"]?["code"]?.encoded ?? r.encoded)") }
+        return result
     }
 
     private func applySubscribe(_ reply: JSON, sentSince: Bool) {
@@ -201,6 +215,7 @@ final class SimClient: WebSocketHandler, @unchecked Sendable {
         if let cause = push.cause, let sent = timing.sentAt(cause), now > sent {
             meter.now.recordLatency(nanos: now - sent)
         }
+        onRoomPush?(push, now)
     }
 
     func onClose(code: CloseCode, reason: String, connection: WebSocketConnection) {

@@ -1,0 +1,62 @@
+import Routes
+import Synchronization
+
+/// One item the harness posted (a traveller's `intel.post` or one of a provider's burst).
+public struct PostRecord: Sendable, Equatable {
+    /// `nameHash` of its body: every body the harness posts is unique, and a push carries it, so
+    /// a push is matched to its post even when it arrives before the post's reply.
+    public var key: UInt64
+    public var point: GeoPoint
+    /// When it was sent (monotonic nanoseconds).
+    public var sentAt: UInt64
+    /// When its `ok` reply came back; nil while unanswered, or when refused.
+    public var ackedAt: UInt64?
+
+    public init(key: UInt64, point: GeoPoint, sentAt: UInt64, ackedAt: UInt64? = nil) {
+        self.key = key
+        self.point = point
+        self.sentAt = sentAt
+        self.ackedAt = ackedAt
+    }
+}
+
+/// Every item posted during a run, shared by all client loops and the provider's thread: a push is
+/// looked up here (for its latency and to know which post it delivers), and the delivery audit
+/// reads it at the end.
+public final class PostLedger: Sendable {
+    private struct State {
+        var posts: [PostRecord] = []
+        var byKey: [UInt64: Int32] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    public init() {}
+
+    /// Records a post about to be sent; returns its index.
+    @discardableResult
+    public func sent(key: UInt64, point: GeoPoint, at nanos: UInt64) -> Int32 {
+        state.withLock { s in
+            let i = Int32(s.posts.count)
+            s.posts.append(PostRecord(key: key, point: point, sentAt: nanos))
+            s.byKey[key] = i
+            return i
+        }
+    }
+
+    /// The post was acknowledged `ok`.
+    public func acked(_ index: Int32, at nanos: UInt64) {
+        state.withLock { $0.posts[Int(index)].ackedAt = nanos }
+    }
+
+    /// The post whose body hashes to `key`: its index and when it was sent.
+    public func lookup(_ key: UInt64) -> (index: Int32, sentAt: UInt64)? {
+        state.withLock { s in
+            guard let i = s.byKey[key] else { return nil }
+            return (i, s.posts[Int(i)].sentAt)
+        }
+    }
+
+    /// Every post so far.
+    public var posts: [PostRecord] { state.withLock { $0.posts } }
+}

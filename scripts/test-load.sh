@@ -4,7 +4,8 @@
 #      (its validators see every push; a gap, repeat or wrong order fails it), and its
 #      result.json, summary.txt and report.html must be written;
 #   2. the `route-smoke` rush hour must pass its thresholds too: every push inside the traveller's
-#      corridor, every item posted inside it delivered once (its audit must have expected some);
+#      corridor, every item posted inside it (by travellers, and by a provider through
+#      POST /api/intel) delivered once (its audit must have expected some);
 #   3. comparison mode: the `echo` and `fanout` scenarios, scaled down, against Hubbub and
 #      against a Python `websockets` peer in the same invocation, one report for both;
 #   4. a scenario with an impossible threshold must exit 1 (thresholds really decide).
@@ -20,7 +21,9 @@ ensure_venv 'websockets>=13'
 make_tmpdir WORK
 PORT="$(free_port)"
 # Fast password hashing so seeding accounts through the protocol takes no time.
-start_hubbub --host 127.0.0.1 --port "$PORT" --data-dir "$WORK/data" --bench --auth-kdf-iterations 1000 --auth-signups-per-address-per-hour 100000000 --log-level warning
+# The operator key lets route-smoke's provider post its bursts (POST /api/intel).
+API_KEY="load-test-$RANDOM$RANDOM"
+start_hubbub --host 127.0.0.1 --port "$PORT" --data-dir "$WORK/data" --bench --auth-kdf-iterations 1000 --auth-signups-per-address-per-hour 100000000 --api-key "$API_KEY" --log-level warning
 
 log "smoke scenario"
 rc=0
@@ -44,7 +47,7 @@ grep -q "<svg" "$WORK/smoke/report.html" || die "report.html has no plots"
 
 log "route-smoke scenario"
 rc=0
-timeout 300 "$LOAD" run route-smoke --url "ws://127.0.0.1:$PORT" --server-pid "$HUBBUB_PID" --out "$WORK/route-smoke" || rc=$?
+timeout 300 "$LOAD" run route-smoke --url "ws://127.0.0.1:$PORT" --server-pid "$HUBBUB_PID" --api-key "$API_KEY" --out "$WORK/route-smoke" || rc=$?
 [[ $rc == 0 ]] || { dump_hubbub_log; die "the route-smoke scenario failed its thresholds (exit $rc)"; }
 for f in result.json summary.txt report.html; do [[ -s "$WORK/route-smoke/$f" ]] || die "route-smoke: $f was not written"; done
 "$VENV_PY" - "$WORK/route-smoke/result.json" <<'PY'

@@ -107,20 +107,19 @@ final class ProviderPoster: @unchecked Sendable {
 
     static let modes: [JSON] = ["transit", "car", "walk", "cycle"]
 
-    /// The items an answer says were refused, by their place in the request: `rejected` as a list
-    /// of `{index, ...}` (or of plain indexes), or none when it is absent, empty or 0; nil when the
-    /// answer cannot say which were refused (then none counts as posted).
+    /// The items an answer says were refused, by their place in the request (feeds.md: `rejected`
+    /// counts them, `rejects` names the first 100 as `{"record": "items[3]", "reason": ...}`); nil
+    /// when the answer cannot say which were refused (then none counts as posted).
     static func rejectedIndexes(_ body: [UInt8], count: Int) -> Set<Int>? {
-        guard let answer = try? JSONParser.parse(body), case .object = answer else { return body.isEmpty ? [] : nil }
-        switch answer["rejected"] {
-        case nil, .null?, .int(0)?: return []
-        case .array(let list)?:
-            var out: Set<Int> = []
-            for entry in list {
-                if case .int(let i) = entry { out.insert(i) } else if case .int(let i)? = entry["index"] { out.insert(i) } else { return nil }
-            }
-            return out
-        default: return nil
+        guard let answer = try? JSONParser.parse(body), case .object = answer, case .int(let rejected)? = answer["rejected"] else { return nil }
+        guard rejected > 0 else { return [] }
+        guard case .array(let list)? = answer["rejects"], list.count == rejected else { return nil }
+        var out: Set<Int> = []
+        for entry in list {
+            guard case .string(let record)? = entry["record"], record.hasPrefix("items["), record.hasSuffix("]"),
+                  let i = Int(record.dropFirst(6).dropLast()), i < count else { return nil }
+            out.insert(i)
         }
+        return out
     }
 }

@@ -148,13 +148,18 @@ public final class CorridorDirectory: Sendable {
         }
     }
 
-    /// A sweep retires `actor` (from inside it, so no join comes in between).
+    /// A sweep retires `actor` (from inside it, so no join comes in between). Its row records
+    /// when it was last in use, which pruning goes by.
     func forget(_ actor: CorridorActor) {
-        live.withLock { l in
-            guard l.actors[actor.id] === actor else { return }
+        let removed = live.withLock { l in
+            guard l.actors[actor.id] === actor else { return false }
             l.actors[actor.id] = nil
             l.index.remove(id: actor.id)
+            return true
         }
+        guard removed else { return }
+        let id = actor.id, now = Date().timeIntervalSince1970
+        store.submit({ db in try db.execute(sql: "UPDATE corridor SET last_used = ? WHERE id = ?", arguments: [now, id]) }) { _ in }
     }
 
     /// A retired actor someone joins: back in the directory, unless another took its place.

@@ -27,16 +27,28 @@ struct Pruning: Sendable {
                 items += n
                 if n < batch { break }
             }
-            // Live corridors are in use whatever their row says: touch them first.
-            let live = directory.liveIDs
-            let unused = now - keepCorridorSeconds, batch = self.batch
-            corridors = try await store.write { db in
-                for chunk in stride(from: 0, to: live.count, by: batch).map({ Array(live[$0..<min($0 + batch, live.count)]) }) {
-                    try db.execute(sql: "UPDATE corridor SET last_used = ? WHERE id IN (\(databaseQuestionMarks(count: chunk.count)))",
-                                   arguments: StatementArguments([now] + chunk))
+            // Live corridors are in use whatever their row says: touched first, in the same
+            // transaction (read there, so one made live meanwhile is seen).
+            let directory = self.directory, unused = now - keepCorridorSeconds, batch = self.batch
+            var first = true
+            while true {
+                let touch = first
+                let n = try await store.write { db in
+                    if touch {
+                        let live = directory.liveIDs
+                        for start in stride(from: 0, to: live.count, by: batch) {
+                            let chunk = Array(live[start..<min(start + batch, live.count)])
+                            try db.execute(sql: "UPDATE corridor SET last_used = ? WHERE id IN (\(databaseQuestionMarks(count: chunk.count)))",
+                                           arguments: StatementArguments([now] + chunk))
+                        }
+                    }
+                    try db.execute(sql: "DELETE FROM corridor WHERE id IN (SELECT id FROM corridor WHERE last_used < ? LIMIT ?)",
+                                   arguments: [unused, batch])
+                    return db.changesCount
                 }
-                try db.execute(sql: "DELETE FROM corridor WHERE last_used < ?", arguments: [unused])
-                return db.changesCount
+                first = false
+                corridors += n
+                if n < batch { break }
             }
         } catch {
             logger.warning("routes: pruning failed; it is tried again at the next run", metadata: ["error": "\(error)"])

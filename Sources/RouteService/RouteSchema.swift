@@ -94,6 +94,8 @@ public enum RouteSchema {
                 ALTER TABLE corridor ADD COLUMN last_used REAL;
                 UPDATE corridor SET last_used = created_at;
                 CREATE INDEX corridor_last_used ON corridor (last_used);
+                -- Pruning deletes the links to an item too.
+                CREATE INDEX intel_link_other ON intel_link (other);
                 """)
         }
     }

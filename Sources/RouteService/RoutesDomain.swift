@@ -243,7 +243,7 @@ public struct RoutesDomain: Domain {
             },
             .user("intel.query", .read, QueryArgs.self) { c throws(ProtocolError) in
                 let q = c.args
-                // A bounded box bounds the work: every live item in it is looked at before the newest are kept.
+                // A bounded box bounds the cells a query merges (newest first, stopping at the limit).
                 let lonSpan = q.minLon <= q.maxLon ? q.maxLon - q.minLon : 360 - (q.minLon - q.maxLon)
                 guard q.maxLat - q.minLat <= maxQueryDegrees, lonSpan <= maxQueryDegrees else {
                     throw .badRequest("the box may span at most \(maxQueryDegrees)° of latitude and of longitude")

@@ -62,6 +62,8 @@ public struct HubbubConfiguration: Sendable, Equatable {
         public var historySeconds = 300
         /// Most bytes of pushes each room keeps for recovery.
         public var historyBytes = 256 * 1024
+        /// Most bytes all rooms' histories hold together (each room an equal share, at least 4 KiB).
+        public var totalHistoryBytes = 64 << 20
     }
 
     public struct API: Sendable, Equatable {
@@ -308,6 +310,7 @@ extension HubbubConfiguration {
         try v.int("rooms.historySize", &rooms.historySize, 0...1_000_000)
         try v.int("rooms.historySeconds", &rooms.historySeconds, 0...86_400)
         try v.int("rooms.historyBytes", &rooms.historyBytes, 0...(1 << 30))
+        try v.int("rooms.totalHistoryBytes", &rooms.totalHistoryBytes, 0...(1 << 40))
         try v.string("api.key", &api.key)
         try v.int("storage.maxBatch", &storage.maxBatch, 1...100_000)
         try v.int("storage.maxPendingWrites", &storage.maxPendingWrites, 1...10_000_000)

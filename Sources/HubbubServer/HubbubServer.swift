@@ -55,7 +55,8 @@ public final class HubbubServer: Sendable {
         let erasure = DomainErasure()
         capabilities.provide(UserErasure.self, erasure)
         let context = DomainContext(store: store, sink: sink, settings: configuration.domainSettings,
-                                    roomHistory: .init(count: r.historySize, maxAgeSeconds: Double(r.historySeconds), maxBytes: r.historyBytes),
+                                    roomHistory: .init(count: r.historySize, maxAgeSeconds: Double(r.historySeconds), maxBytes: r.historyBytes,
+                                                       budget: HistoryBudget(limitBytes: r.totalHistoryBytes)),
                                     capabilities: capabilities, logger: logger, dataDirectory: configuration.dataDir)
         let built = try domains.map { try $0.init(context: context) }
         erasure.attach(built)

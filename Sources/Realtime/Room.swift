@@ -49,10 +49,17 @@ public struct Room: Sendable {
         public var maxAgeSeconds: Double
         /// Most bytes kept (encoded pushes and their frames).
         public var maxBytes: Int
-        public init(count: Int = 1000, maxAgeSeconds: Double = 300, maxBytes: Int = 256 * 1024) {
+        /// The memory all rooms' histories share (nil: none, each room holds up to `maxBytes`).
+        public var budget: HistoryBudget?
+        public init(count: Int = 1000, maxAgeSeconds: Double = 300, maxBytes: Int = 256 * 1024, budget: HistoryBudget? = nil) {
             self.count = count
             self.maxAgeSeconds = maxAgeSeconds
             self.maxBytes = maxBytes
+            self.budget = budget
+        }
+
+        public static func == (a: HistoryLimits, b: HistoryLimits) -> Bool {
+            a.count == b.count && a.maxAgeSeconds == b.maxAgeSeconds && a.maxBytes == b.maxBytes && a.budget === b.budget
         }
     }
 
@@ -75,6 +82,8 @@ public struct Room: Sendable {
     private var historyStart = 0
     /// Bytes held by `history[historyStart...]`.
     public private(set) var historyBytes = 0
+    /// The same bytes as counted in the shared budget, if any.
+    private let account: HistoryAccount?
     /// Members by loop index; each list is handed to the sink as it is (no copy per push).
     private var members: [[ConnectionID]] = []
     /// Where each member sits in its loop's list, so leaving is O(1).
@@ -84,6 +93,7 @@ public struct Room: Sendable {
         self.name = name
         self.epoch = epoch
         self.limits = limits
+        account = limits.budget.map(HistoryAccount.init)
     }
 
     public var memberCount: Int { positions.count }
@@ -106,15 +116,19 @@ public struct Room: Sendable {
         let bytes = message.payload.count + message.frame.count + 64
         history.append(Entry(seq: seq, message: message, at: now, bytes: bytes))
         historyBytes += bytes
+        account?.add(bytes)
         trimHistory(now: now)
     }
 
-    /// Drops pushes beyond the history's limits (count, age, bytes).
+    /// Drops pushes beyond the history's limits (count, age, bytes, and the room's share of the
+    /// shared budget).
     public mutating func trimHistory(now: Double) {
+        let maxBytes = min(limits.maxBytes, account?.budget.share ?? .max)
         while historyStart < history.count,
               history.count - historyStart > limits.count || now - history[historyStart].at > limits.maxAgeSeconds
-                || historyBytes > limits.maxBytes {
+                || historyBytes > maxBytes {
             historyBytes -= history[historyStart].bytes
+            account?.remove(history[historyStart].bytes)
             history[historyStart].message = Room.empty
             historyStart += 1
         }

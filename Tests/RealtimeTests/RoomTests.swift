@@ -87,6 +87,41 @@ final class RoomTests: XCTestCase {
         XCTAssertEqual(room.historyBytes, 0)
         XCTAssertEqual(room.join(TestMember(id: 9, batch: 0), since: Since(seq: 49, epoch: "e"), now: 125), .snapshotNeeded)
     }
+
+    /// Many busy rooms share one budget: each keeps an equal share (never below the floor), the
+    /// total stays bounded, and a room that goes gives its bytes back.
+    func testRoomsShareOneHistoryBudget() {
+        let budget = HistoryBudget(limitBytes: 100_000, floorBytes: 1_024)
+        let limits = Room.HistoryLimits(count: 1000, maxAgeSeconds: 600, maxBytes: 256 * 1024, budget: budget)
+        let sink = RecordingSink()
+        let push = JSON.string(String(repeating: "y", count: 500))
+        var rooms = (0..<50).map { Room(name: "r\($0)", epoch: "e", limits: limits) }
+        for round in 0..<40 {
+            for i in rooms.indices { rooms[i].publish(Event("e"), data: push, now: Double(round), sink: sink) }
+        }
+        XCTAssertEqual(budget.roomsHolding, 50)
+        XCTAssertEqual(budget.heldBytes, rooms.reduce(0) { $0 + $1.historyBytes }, "the budget counts what the rooms hold")
+        XCTAssertLessThanOrEqual(budget.heldBytes, 100_000 + 50 * 1_200, "the total is bounded (give or take a push a room)")
+        for room in rooms { XCTAssertLessThanOrEqual(room.historyBytes, 2_000 + 1_200, "an equal share: 100,000 / 50") }
+        XCTAssertTrue(rooms.allSatisfy { $0.historyCount >= 1 }, "every room keeps its latest pushes")
+
+        // Rooms go (actors retired): their bytes come back, and the others may grow again.
+        rooms.removeLast(45)
+        XCTAssertEqual(budget.roomsHolding, 5)
+        XCTAssertEqual(budget.heldBytes, rooms.reduce(0) { $0 + $1.historyBytes })
+        for round in 40..<120 {
+            for i in rooms.indices { rooms[i].publish(Event("e"), data: push, now: Double(round), sink: sink) }
+        }
+        XCTAssertGreaterThan(rooms[0].historyBytes, 15_000, "five rooms share 100,000 bytes")
+        XCTAssertLessThanOrEqual(budget.heldBytes, 100_000 + 5 * 1_200)
+
+        // The floor: with the budget spread thin, a room still keeps about 4 KiB.
+        let thin = HistoryBudget(limitBytes: 1_000, floorBytes: 4_096)
+        var small = Room(name: "s", epoch: "e", limits: .init(count: 1000, maxAgeSeconds: 600, maxBytes: 256 * 1024, budget: thin))
+        for round in 0..<20 { small.publish(Event("e"), data: push, now: Double(round), sink: sink) }
+        XCTAssertGreaterThan(small.historyBytes, 2_000)
+        XCTAssertLessThanOrEqual(small.historyBytes, 4_096)
+    }
 }
 
 final class EnvelopeTests: XCTestCase {

@@ -10,6 +10,7 @@ import Routes
 struct ProviderIntel: Sendable {
     let hub: IntelHub
     let directory: CorridorDirectory
+    let sink: any PushSink
     let maxBodyBytes: Int
     let maxItems: Int
 
@@ -67,6 +68,8 @@ struct ProviderIntel: Sendable {
         }
         for item in added {
             for corridor in directory.corridors(containing: item.point) { await corridor.publish(.added, item: item, aliases: [:]) }
+            // One item's pushes at a time: travellers' pushes queued meanwhile go out in between.
+            await sink.settle()
         }
         rejects.sort { $0.index < $1.index }
         let listed = rejects.prefix(Self.listedRejects).map { r -> JSON in

@@ -107,7 +107,7 @@ public struct RoutesDomain: Domain {
         pruning = Pruning(store: context.store, directory: directory, interval: Double(context.settings[Self.pruneSeconds]),
                           keepExpiredSeconds: Double(context.settings[Self.keepExpiredSeconds]),
                           keepCorridorSeconds: Double(context.settings[Self.keepCorridorSeconds]), logger: context.logger)
-        provider = ProviderIntel(hub: hub, directory: directory, maxBodyBytes: context.settings[Self.maxProviderBodyBytes],
+        provider = ProviderIntel(hub: hub, directory: directory, sink: context.sink, maxBodyBytes: context.settings[Self.maxProviderBodyBytes],
                                  maxItems: context.settings[Self.maxProviderItems])
     }
 

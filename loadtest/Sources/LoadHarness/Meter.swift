@@ -5,6 +5,9 @@ import Histogram
 public struct Interval: @unchecked Sendable {
     /// Action → push latency (or round trip, or delivery latency), microseconds.
     public var latency = Histogram<UInt64>(highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: .three)
+    /// Routes: a provider's burst → each of its items' pushes, microseconds (apart, because a burst
+    /// of many items each reaching hundreds of travellers takes as long as its pushes take to send).
+    public var providerLatency = Histogram<UInt64>(highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: .three)
     /// Pushes (or echoes, or deliveries) received.
     public var received = 0
     /// Missed pushes replayed after a recovered re-subscribe (not timed: their delay is the outage's).
@@ -26,8 +29,13 @@ public struct Interval: @unchecked Sendable {
         _ = latency.record(min(nanos / 1000, 3_600_000_000))
     }
 
+    @inline(__always) public mutating func recordProviderLatency(nanos: UInt64) {
+        _ = providerLatency.record(min(nanos / 1000, 3_600_000_000))
+    }
+
     public mutating func merge(_ o: Interval) {
         latency.add(o.latency)
+        providerLatency.add(o.providerLatency)
         received += o.received
         replayed += o.replayed
         sent += o.sent

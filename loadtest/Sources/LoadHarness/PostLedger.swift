@@ -11,12 +11,15 @@ public struct PostRecord: Sendable, Equatable {
     public var sentAt: UInt64
     /// When its `ok` reply came back; nil while unanswered, or when refused.
     public var ackedAt: UInt64?
+    /// Posted by the provider (`POST /api/intel`), not by a traveller.
+    public var byProvider: Bool
 
-    public init(key: UInt64, point: GeoPoint, sentAt: UInt64, ackedAt: UInt64? = nil) {
+    public init(key: UInt64, point: GeoPoint, sentAt: UInt64, ackedAt: UInt64? = nil, byProvider: Bool = false) {
         self.key = key
         self.point = point
         self.sentAt = sentAt
         self.ackedAt = ackedAt
+        self.byProvider = byProvider
     }
 }
 
@@ -35,10 +38,10 @@ public final class PostLedger: Sendable {
 
     /// Records a post about to be sent; returns its index.
     @discardableResult
-    public func sent(key: UInt64, point: GeoPoint, at nanos: UInt64) -> Int32 {
+    public func sent(key: UInt64, point: GeoPoint, at nanos: UInt64, byProvider: Bool = false) -> Int32 {
         state.withLock { s in
             let i = Int32(s.posts.count)
-            s.posts.append(PostRecord(key: key, point: point, sentAt: nanos))
+            s.posts.append(PostRecord(key: key, point: point, sentAt: nanos, byProvider: byProvider))
             s.byKey[key] = i
             return i
         }
@@ -49,11 +52,11 @@ public final class PostLedger: Sendable {
         state.withLock { $0.posts[Int(index)].ackedAt = nanos }
     }
 
-    /// The post whose body hashes to `key`: its index and when it was sent.
-    public func lookup(_ key: UInt64) -> (index: Int32, sentAt: UInt64)? {
+    /// The post whose body hashes to `key`: its index, when it was sent and whether a provider sent it.
+    public func lookup(_ key: UInt64) -> (index: Int32, sentAt: UInt64, byProvider: Bool)? {
         state.withLock { s in
             guard let i = s.byKey[key] else { return nil }
-            return (i, s.posts[Int(i)].sentAt)
+            return (i, s.posts[Int(i)].sentAt, s.posts[Int(i)].byProvider)
         }
     }
 

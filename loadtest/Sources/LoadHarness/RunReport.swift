@@ -127,6 +127,10 @@ public struct RunReport: Sendable, Codable {
             "latencyP50Ms": ms(50), "latencyP90Ms": ms(90), "latencyP99Ms": ms(99), "latencyP999Ms": ms(99.9),
             "latencyMaxMs": total.latency.totalCount == 0 ? 0 : Double(total.latency.max) / 1000,
             "latencySamples": Double(total.latency.totalCount),
+            "providerP50Ms": Double(total.providerLatency.totalCount == 0 ? 0 : total.providerLatency.valueAtPercentile(50)) / 1000,
+            "providerP99Ms": Double(total.providerLatency.totalCount == 0 ? 0 : total.providerLatency.valueAtPercentile(99)) / 1000,
+            "providerMaxMs": total.providerLatency.totalCount == 0 ? 0 : Double(total.providerLatency.max) / 1000,
+            "providerSamples": Double(total.providerLatency.totalCount),
             "received": Double(total.received), "replayed": Double(total.replayed), "sent": Double(total.sent), "acked": Double(total.acked),
             "pushesPerSecond": (Double(total.received) / s).rounded(),
             "messagesPerSecond": (Double(total.received) / s).rounded(),
@@ -184,6 +188,11 @@ public struct RunReport: Sendable, Codable {
         if kind != "echo" { rows.append(("actions sent / acked", "\(n("sent")) / \(n("acked")) (\(n("actionsAckedPerSecond"))/s acked)")) }
         rows += [
             ("\(latencyName) ms", "p50 \(n("latencyP50Ms"))  p90 \(n("latencyP90Ms"))  p99 \(n("latencyP99Ms"))  p99.9 \(n("latencyP999Ms"))  max \(n("latencyMaxMs"))  (\(n("latencySamples")) samples)"),
+        ]
+        if n("providerSamples") != "0" {
+            rows.append(("provider burst → push ms", "p50 \(n("providerP50Ms"))  p99 \(n("providerP99Ms"))  max \(n("providerMaxMs"))  (\(n("providerSamples")) samples)"))
+        }
+        rows += [
             ("violations", kind == "routes"
                 ? "\(violations.missing) missing (seq), \(violations.duplicates) duplicated, \(violations.outOfOrder) out of order, \(violations.wrongEpoch) wrong epoch, \(violations.outsideCorridor) outside the corridor, \(violations.undelivered) items never delivered, \(violations.redelivered) items delivered twice"
                 : "\(violations.missing) missing, \(violations.duplicates) duplicated, \(violations.outOfOrder) out of order, \(violations.wrongEpoch) wrong epoch, \(violations.badOrder) bad order, \(violations.badCount) bad counts"),

@@ -3,6 +3,8 @@ public struct Threshold: Sendable, Equatable {
     /// The measured figure a threshold bounds.
     public enum Metric: String, Sendable, CaseIterable {
         case p50Ms, p90Ms, p99Ms, p999Ms, maxMs
+        /// Routes: a provider's burst → its items' pushes, p99.
+        case providerP99Ms
         case minPushesPerSecond, minActionsPerSecond, minMessagesPerSecond
         case maxViolations, maxMissing, maxDuplicates, maxErrors, maxErrorShare
         case minRecoveredShare, minConnectedShare, maxUnexpectedCloses
@@ -15,6 +17,7 @@ public struct Threshold: Sendable, Equatable {
             case .minRecoveredShare: return kind == .venues
             case .minActionsPerSecond, .maxErrorShare: return kind == .venues || kind == .routes
             case .minMessagesPerSecond: return kind == .echo || kind == .fanout
+            case .providerP99Ms: return kind == .routes
             default: return true
             }
         }
@@ -30,6 +33,7 @@ public struct Threshold: Sendable, Equatable {
             case .p99Ms: "latencyP99Ms"
             case .p999Ms: "latencyP999Ms"
             case .maxMs: "latencyMaxMs"
+            case .providerP99Ms: "providerP99Ms"
             case .minPushesPerSecond: "pushesPerSecond"
             case .minActionsPerSecond: "actionsAckedPerSecond"
             case .minMessagesPerSecond: "messagesPerSecond"

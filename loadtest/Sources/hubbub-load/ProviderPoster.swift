@@ -74,7 +74,7 @@ final class ProviderPoster: @unchecked Sendable {
         let payload = Array(JSON.object([("items", .array(items))]).encoded.utf8)
         // Recorded before sending: a push may arrive before the answer.
         let sentAt = Clock.nanos()
-        let indexes = points.map { ledger.sent(key: $0.0, point: $0.1, at: sentAt) }
+        let indexes = points.map { ledger.sent(key: $0.0, point: $0.1, at: sentAt, byProvider: true) }
         var accepted = 0
         var problem: String?
         do {

@@ -65,7 +65,13 @@ final class Traveller: @unchecked Sendable {
             return
         }
         let post = ledger.lookup(item.body)
-        if let post, now > post.sentAt { client.meter.now.recordLatency(nanos: now - post.sentAt) }
+        if let post, now > post.sentAt {
+            if post.byProvider {
+                client.meter.now.recordProviderLatency(nanos: now - post.sentAt)
+            } else {
+                client.meter.now.recordLatency(nanos: now - post.sentAt)
+            }
+        }
         client.meter.now.violations += watch.added(at: point, post: post?.index)
         if item.by != client.userHash { remember(item.id) }
     }

@@ -16,6 +16,13 @@ struct CrowdState {
         for i in 0..<count { absent.insert(i) }
     }
 
+    /// Picks someone present at random and marks them leaving; nil when nobody is present.
+    mutating func pickLeaver() -> Int? {
+        guard let i = present.randomElement() else { return nil }
+        move(i, to: .leaving)
+        return i
+    }
+
     mutating func move(_ i: Int, to w: Whereabouts) {
         switch whereabouts[i] {
         case .absent: absent.remove(i)
@@ -60,4 +67,12 @@ struct IndexPool {
     }
 
     func randomElement() -> Int? { items.isEmpty ? nil : items[Int.random(in: 0..<items.count)] }
+}
+
+extension ClosedRange<Double> {
+    /// Waits a think time drawn evenly from this range of milliseconds.
+    func think() async {
+        let ms = lowerBound == upperBound ? lowerBound : Double.random(in: self)
+        if ms > 0 { try? await Task.sleep(nanoseconds: UInt64(ms * 1e6)) }
+    }
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import HubbubClient
 import Histogram
+import LoadHarness
 import Realtime
 import WebSocket
 
@@ -23,7 +24,7 @@ struct QueryCommand: AsyncParsableCommand {
     static let city = (minLat: 52.30, maxLat: 52.42, minLon: 4.78, maxLon: 4.98)
 
     func run() async throws {
-        var random = SplitMix(seed)
+        var random = SeededGenerator(seed: seed)
         let client = try await RequestClient(url: url)
         let name = "query-bench-\(UInt32.random(in: 0...UInt32.max))"
         _ = try await client.ok("account.signup", ["username": .string(name), "email": .string("\(name)@load.test"), "password": "load-pass-1"])
@@ -115,16 +116,7 @@ final class RequestClient: @unchecked Sendable {
     }
 }
 
-/// A small seeded generator (the measurement is repeatable).
-struct SplitMix {
-    private var state: UInt64
-    init(_ seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func uniform(_ low: Double, _ high: Double) -> Double { low + Double(next() >> 11) / Double(1 << 53) * (high - low) }
+extension SeededGenerator {
+    /// A number in `low..<high`, evenly spread.
+    mutating func uniform(_ low: Double, _ high: Double) -> Double { low + unit() * (high - low) }
 }

@@ -119,9 +119,9 @@ final class RouteRun: @unchecked Sendable {
         let c = t.client
         do {
             try await c.connect()
-            await think()
+            await settings.thinkTimeMillis.think()
             try await c.auth()
-            await think()
+            await settings.thinkTimeMillis.think()
             try await c.join(t.room, op: "route.subscribe", args: t.subscribeArgs) { result in t.joined(result, at: Clock.nanos()) }
             crowd.withLock { $0.move(i, to: .present) }
         } catch {
@@ -134,21 +134,10 @@ final class RouteRun: @unchecked Sendable {
         }
     }
 
-    private func think() async {
-        let r = settings.thinkTimeMillis
-        let ms = r.lowerBound == r.upperBound ? r.lowerBound : Double.random(in: r)
-        if ms > 0 { try? await Task.sleep(nanoseconds: UInt64(ms * 1e6)) }
-    }
-
     /// A traveller on its way arrives: it stops watching, unsubscribes (the pushes queued for it
     /// before come first) and closes.
     private func arriveOne() {
-        let i: Int? = crowd.withLock { c in
-            guard let i = c.present.randomElement() else { return nil }
-            c.move(i, to: .leaving)
-            return i
-        }
-        guard let i else { return }
+        guard let i = crowd.withLock({ $0.pickLeaver() }) else { return }
         let t = travellers[i]
         let c = t.client
         c.loop.execute { _ in

@@ -173,13 +173,13 @@ final class VenueRun: @unchecked Sendable {
         let venue = venueIDs[i % settings.count]
         do {
             try await p.connect()
-            await think()
+            await settings.thinkTimeMillis.think()
             try await p.auth()
             if storm == nil && settings.checkIn {
-                await think()
+                await settings.thinkTimeMillis.think()
                 _ = try await p.ok("venue.checkin", ["venue": .string(venue)])
             }
-            if storm == nil { await think() }
+            if storm == nil { await settings.thinkTimeMillis.think() }
             let recovered = try await p.subscribe("venue:\(venue)", withSince: storm?.withSince ?? false)
             if let storm, storm.withSince {
                 p.loop.execute { _ in
@@ -198,19 +198,8 @@ final class VenueRun: @unchecked Sendable {
         }
     }
 
-    private func think() async {
-        let r = settings.thinkTimeMillis
-        let ms = r.lowerBound == r.upperBound ? r.lowerBound : Double.random(in: r)
-        if ms > 0 { try? await Task.sleep(nanoseconds: UInt64(ms * 1e6)) }
-    }
-
     private func departOne() {
-        let i: Int? = crowd.withLock { c in
-            guard let i = c.present.randomElement() else { return nil }
-            c.move(i, to: .leaving)
-            return i
-        }
-        guard let i else { return }
+        guard let i = crowd.withLock({ $0.pickLeaver() }) else { return }
         let p = patrons[i]
         p.loop.execute { _ in
             if p.connection == nil { self.closed(p) } else { p.leave() }

@@ -57,12 +57,13 @@ s, v = run["summary"], run["violations"]
 assert run["passed"], run["thresholds"]
 assert s["posts"] > 10 and s["postsAcked"] == s["posts"], s
 assert s["deliveriesExpected"] > 20, "the delivery audit expected deliveries"
-assert s["latencySamples"] >= s["deliveriesExpected"], "every expected delivery was received and timed"
+assert s["providerSamples"] > 0, "the provider's items (POST /api/intel) were delivered and timed"
+assert s["latencySamples"] + s["providerSamples"] >= s["deliveriesExpected"], "every expected delivery was received and timed"
 assert s["received"] > s["latencySamples"], "likes and comments were pushed too"
 assert v["outsideCorridor"] == 0 and v["undelivered"] == 0 and v["redelivered"] == 0, v
 assert len(run["timeline"]) >= 5 and len(run["server"]) >= 5, "timeline and server samples"
 print("route-smoke result checked:", int(s["received"]), "pushes,", int(s["posts"]), "posts,",
-      int(s["deliveriesExpected"]), "deliveries expected and made, p99", s["latencyP99Ms"], "ms")
+      int(s["deliveriesExpected"]), "deliveries expected and made, p99", s["latencyP99Ms"], "ms, provider p99", s["providerP99Ms"], "ms")
 PY
 grep -q "<svg" "$WORK/route-smoke/report.html" || die "route-smoke: report.html has no plots"
 

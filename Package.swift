@@ -34,6 +34,10 @@ let package = Package(
                        providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib",
                        providers: [.apt(["zlib1g-dev"])]),
+        // libxml2's push parser, for feeds streamed as they arrive (no DOM, no DTD, no entities).
+        .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0",
+                       providers: [.apt(["libxml2-dev"])]),
+        .target(name: "StreamingXML", dependencies: ["CLibXML2"]),
         .target(name: "CLinux"),
 
         // Hashes, HMAC, KDF and randomness from OpenSSL's libcrypto.
@@ -129,6 +133,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ], path: "Tests/TestSupport"),
         .testTarget(name: "WebSocketTests", dependencies: ["WebSocket"]),
+        .testTarget(name: "StreamingXMLTests", dependencies: ["StreamingXML"]),
         // A seeded random generator for the pure test targets (which must not depend on the server).
         .target(name: "SeededRandom", path: "Tests/SeededRandom"),
         .testTarget(name: "VenuesTests", dependencies: ["Venues", "SeededRandom"]),

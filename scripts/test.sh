@@ -14,7 +14,7 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-ensure_apt libssl-dev zlib1g-dev libsqlite3-dev pkg-config openssl python3-venv curl
+ensure_apt libssl-dev zlib1g-dev libxml2-dev libsqlite3-dev pkg-config openssl python3-venv curl
 
 log "building (release, with tests)"
 swift build -c release --build-tests

@@ -122,7 +122,7 @@ let package = Package(
             .product(name: "Histogram", package: "hdrhistogram-swift"),
         ], path: "loadtest/Sources/LoadHarness"),
         .executableTarget(name: "hubbub-load", dependencies: [
-            "LoadHarness", "HubbubClient", "Transport", "WebSocket", "CLinux", "Realtime", "Accounts", "Routes",
+            "LoadHarness", "HubbubClient", "Transport", "WebSocket", "CLinux", "Realtime", "Accounts", "Routes", "StreamingXML",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Histogram", package: "hdrhistogram-swift"),
         ], path: "loadtest/Sources/hubbub-load"),

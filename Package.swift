@@ -38,6 +38,8 @@ let package = Package(
         .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0",
                        providers: [.apt(["libxml2-dev"])]),
         .target(name: "StreamingXML", dependencies: ["CLibXML2"]),
+        // Tonight's events (seeds 000, 004, 002), pure: feed records and their checks.
+        .target(name: "Tonight"),
         .target(name: "CLinux"),
 
         // Hashes, HMAC, KDF and randomness from OpenSSL's libcrypto.
@@ -122,7 +124,7 @@ let package = Package(
             .product(name: "Histogram", package: "hdrhistogram-swift"),
         ], path: "loadtest/Sources/LoadHarness"),
         .executableTarget(name: "hubbub-load", dependencies: [
-            "LoadHarness", "HubbubClient", "Transport", "WebSocket", "CLinux", "Realtime", "Accounts", "Routes", "StreamingXML",
+            "LoadHarness", "HubbubClient", "Transport", "WebSocket", "CLinux", "Realtime", "Accounts", "Routes", "StreamingXML", "Tonight",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Histogram", package: "hdrhistogram-swift"),
         ], path: "loadtest/Sources/hubbub-load"),
@@ -134,6 +136,7 @@ let package = Package(
         ], path: "Tests/TestSupport"),
         .testTarget(name: "WebSocketTests", dependencies: ["WebSocket"]),
         .testTarget(name: "StreamingXMLTests", dependencies: ["StreamingXML"]),
+        .testTarget(name: "TonightTests", dependencies: ["Tonight", "StreamingXML"]),
         // A seeded random generator for the pure test targets (which must not depend on the server).
         .target(name: "SeededRandom", path: "Tests/SeededRandom"),
         .testTarget(name: "VenuesTests", dependencies: ["Venues", "SeededRandom"]),

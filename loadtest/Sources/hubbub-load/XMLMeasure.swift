@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import StreamingXML
+import Tonight
 
 /// `measure xml`: how fast the streamed XML parser reads a feed (elements, attributes and text
 /// handed to a handler that keeps nothing), beside Python's `xml.etree.ElementTree.iterparse`
@@ -11,6 +12,7 @@ struct XMLMeasure: ParsableCommand {
     @Option(help: "The feed (e.g. made with scripts/gen-feed.py).") var file: String
     @Option(help: "Bytes per read, as a body arrives.") var read = 65_536
     @Option(help: "Python to run scripts/bench-iterparse.py with (empty: skip it).") var python = ".venv/bin/python"
+    @Flag(help: "Also build and check the feed's records (EventFeedReader), and list the first rejects.") var records = false
 
     /// Counts what it is told, so that nothing is optimised away.
     final class Counter: XMLElementHandler {
@@ -25,7 +27,16 @@ struct XMLMeasure: ParsableCommand {
     func run() throws {
         guard let handle = FileHandle(forReadingAtPath: file) else { throw ValidationError("cannot read \(file)") }
         let counter = Counter()
-        let parser = StreamingXMLParser(handler: counter)
+        var kinds: [String: Int] = [:], rejects: [FeedReject] = []
+        let reader = EventFeedReader(onRecord: { record in
+            switch record {
+            case .category: kinds["Category", default: 0] += 1
+            case .artist: kinds["Artist", default: 0] += 1
+            case .venue: kinds["Venue", default: 0] += 1
+            case .event: kinds["Event", default: 0] += 1
+            }
+        }, onReject: { rejects.append($0) })
+        let parser = StreamingXMLParser(handler: records ? reader : counter)
         var total = 0
         let started = ContinuousClock.now
         while let data = try handle.read(upToCount: read), !data.isEmpty {
@@ -36,8 +47,15 @@ struct XMLMeasure: ParsableCommand {
         let d = (ContinuousClock.now - started).components
         let seconds = Double(d.seconds) + Double(d.attoseconds) / 1e18
         let mb = Double(total) / 1_048_576
-        print(String(format: "StreamingXML: %.1f MB in %.2f s, %.0f MB/s; %d elements, %d attributes, %d bytes of text",
-                     mb, seconds, mb / seconds, counter.elements, counter.attributes, counter.textBytes))
+        if records {
+            print(String(format: "StreamingXML + EventFeedReader: %.1f MB in %.2f s, %.0f MB/s; records %@; %d rejected",
+                         mb, seconds, mb / seconds, kinds.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "),
+                         rejects.count))
+            for r in rejects.prefix(20) { print("  \(r.record), line \(r.line): \(r.reason)") }
+        } else {
+            print(String(format: "StreamingXML: %.1f MB in %.2f s, %.0f MB/s; %d elements, %d attributes, %d bytes of text",
+                         mb, seconds, mb / seconds, counter.elements, counter.attributes, counter.textBytes))
+        }
         guard !python.isEmpty else { return }
         let p = Process()
         p.executableURL = URL(fileURLWithPath: FileManager.default.fileExists(atPath: python) ? python : "/usr/bin/python3")
@@ -46,3 +64,5 @@ struct XMLMeasure: ParsableCommand {
         p.waitUntilExit()
     }
 }
+
+extension EventFeedReader: XMLElementHandler {}

@@ -1,0 +1,137 @@
+/// The records of the event-info feed (feeds.md): categories, artists, venues and events, as read
+/// and checked one at a time. Pure values; the ingest resolves references between them.
+
+/// A category of events and artists (`<Category ID>`; seed 002's games are categories too).
+public struct FeedCategory: Sendable, Equatable {
+    public var id: String
+    public var name: String
+    public var parent: String?
+
+    public init(id: String, name: String, parent: String? = nil) {
+        self.id = id
+        self.name = name
+        self.parent = parent
+    }
+}
+
+/// A performer (`<Artist ID>`).
+public struct FeedArtist: Sendable, Equatable {
+    public var id: String
+    public var name: String
+    public var categories: [String]
+    public var imageURL: String?
+    public var url: String?
+
+    public init(id: String, name: String, categories: [String] = [], imageURL: String? = nil, url: String? = nil) {
+        self.id = id
+        self.name = name
+        self.categories = categories
+        self.imageURL = imageURL
+        self.url = url
+    }
+}
+
+/// A place events happen (`<Venue ID>`).
+public struct FeedVenue: Sendable, Equatable {
+    public var id: String
+    public var name: String
+    public var street: String?
+    public var city: String?
+    public var state: String?
+    public var zip: String?
+    public var imageURL: String?
+    public var url: String?
+    /// Degrees; nil when the feed gives none (the venue then matches no radius).
+    public var latitude: Double?
+    public var longitude: Double?
+    /// An IANA zone name as given (checked by the ingest); nil: `tonight.defaultTimeZone`.
+    public var timeZone: String?
+}
+
+/// Where an event's sale stands (`<EventStatus>`).
+public enum EventStatus: String, Sendable, CaseIterable {
+    case onsale, offsale, soldout, cancelled, postponed, rescheduled
+}
+
+/// A wall-clock date and time in some place's zone (the feed gives events in venue-local time).
+public struct LocalDateTime: Sendable, Hashable, Comparable, CustomStringConvertible {
+    public var year: Int, month: Int, day: Int, hour: Int, minute: Int
+
+    public init?(year: Int, month: Int, day: Int, hour: Int = 0, minute: Int = 0) {
+        guard (1970...9999).contains(year), (1...12).contains(month), (0...23).contains(hour), (0...59).contains(minute),
+              (1...Self.days(inMonth: month, year: year)).contains(day) else { return nil }
+        (self.year, self.month, self.day, self.hour, self.minute) = (year, month, day, hour, minute)
+    }
+
+    static func days(inMonth month: Int, year: Int) -> Int {
+        switch month {
+        case 2: return year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
+        case 4, 6, 9, 11: return 30
+        default: return 31
+        }
+    }
+
+    /// `2026-11-22` and `20:00` (the feed's `EventDate` and `EventTime`).
+    public init?(date: String, time: String) {
+        let d = date.split(separator: "-", omittingEmptySubsequences: false), t = time.split(separator: ":", omittingEmptySubsequences: false)
+        guard d.count == 3, t.count == 2, d[0].count == 4, d[1].count == 2, d[2].count == 2, t[0].count == 2, t[1].count == 2,
+              let y = Int(d[0]), let m = Int(d[1]), let day = Int(d[2]), let h = Int(t[0]), let min = Int(t[1]) else { return nil }
+        self.init(year: y, month: m, day: day, hour: h, minute: min)
+    }
+
+    /// `2026-10-01T10:00` (the feed's `OnSaleDate`).
+    public init?(iso text: String) {
+        let parts = text.split(separator: "T", omittingEmptySubsequences: false)
+        guard parts.count == 2 else { return nil }
+        self.init(date: String(parts[0]), time: String(parts[1].prefix(5)))
+    }
+
+    public static func < (a: LocalDateTime, b: LocalDateTime) -> Bool {
+        (a.year, a.month, a.day, a.hour, a.minute) < (b.year, b.month, b.day, b.hour, b.minute)
+    }
+
+    public var description: String {
+        func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        return "\(year)-\(two(month))-\(two(day))T\(two(hour)):\(two(minute))"
+    }
+}
+
+/// A ticketed event (`<Event ID>`).
+public struct FeedEvent: Sendable, Equatable {
+    public var id: String
+    public var performers: [String]
+    public var categories: [String]
+    public var venue: String
+    /// Venue-local start.
+    public var start: LocalDateTime
+    public var status: EventStatus
+    public var onSale: LocalDateTime?
+    public var name: String?
+    public var url: String?
+    /// Prices in minor units (cents); nil when not given.
+    public var minPrice: Int?
+    public var maxPrice: Int?
+    public var currency: String?
+}
+
+/// One record of the feed.
+public enum FeedRecord: Sendable, Equatable {
+    case category(FeedCategory)
+    case artist(FeedArtist)
+    case venue(FeedVenue)
+    case event(FeedEvent)
+}
+
+/// A record refused, with where it was and why (feeds.md `rejects`).
+public struct FeedReject: Sendable, Equatable {
+    /// `Event 0B004F1A9C2E3D11`, `Venue (no ID)`.
+    public var record: String
+    public var line: Int
+    public var reason: String
+
+    public init(record: String, line: Int, reason: String) {
+        self.record = record
+        self.line = line
+        self.reason = reason
+    }
+}

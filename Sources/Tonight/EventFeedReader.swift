@@ -28,15 +28,28 @@ public final class EventFeedReader {
         var references: [String: [String]] = [:]
         /// Text of the child being read, its descendants' included.
         var pending = ""
+        /// Whether the child being read is a field this kind of record keeps.
+        var keeping = false
+        let wanted: Set<String>
 
         init(kind: String, id: String?, line: Int) {
             self.kind = kind
             self.id = id
             self.line = line
+            wanted = EventFeedReader.fieldNames[kind] ?? []
         }
     }
 
     public static let recordKinds: Set<String> = ["Category", "Artist", "Venue", "Event"]
+
+    /// The text fields each kind of record reads; others (descriptions, notes) are not kept.
+    static let fieldNames: [String: Set<String>] = [
+        "Category": ["CategoryName"],
+        "Artist": ["ArtistName", "ArtistImageURL", "ArtistURL"],
+        "Venue": ["VenueName", "VenueStreet", "VenueCity", "VenueState", "VenueZip", "VenueImageURL", "VenueURL",
+                  "VenueLatitude", "VenueLongitude", "VenueTimeZone"],
+        "Event": ["EventDate", "EventTime", "EventStatus", "OnSaleDate", "PerformanceName", "EventURL", "MinPrice", "MaxPrice", "Currency"],
+    ]
 
     private var state = State.between
     private var depth = 0
@@ -62,6 +75,7 @@ public final class EventFeedReader {
         case .record(let r):
             if depth == 3 {
                 r.pending = ""
+                r.keeping = r.wanted.contains(name) && r.fields[name] == nil
                 if let id = attributes["ID"].map(Self.trimmed), !id.isEmpty { r.references[name, default: []].append(id) }
             }
         case .skipping:
@@ -78,10 +92,12 @@ public final class EventFeedReader {
             if depth == until { state = .between }
         case .record(let r):
             if depth >= 4 {
-                r.pending += text
+                if r.keeping { r.pending += text }
             } else if depth == 3 {
-                r.pending += text
-                if r.fields[name] == nil { r.fields[name] = Self.trimmed(r.pending) }
+                if r.keeping {
+                    r.fields[name] = Self.trimmed(r.pending.isEmpty ? text : r.pending + text)
+                    r.keeping = false
+                }
                 r.pending = ""
             } else {
                 state = .between
@@ -169,11 +185,15 @@ public final class EventFeedReader {
         return v
     }
 
+    /// Without the spaces, tabs and line ends around it (the feed's layout, never content).
     static func trimmed(_ s: String) -> String {
-        var view = Substring(s)
-        while let c = view.first, c.isWhitespace { view.removeFirst() }
-        while let c = view.last, c.isWhitespace { view.removeLast() }
-        return String(view)
+        let utf8 = s.utf8
+        func isSpace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0A || b == 0x0D }
+        guard let first = utf8.first, let last = utf8.last, isSpace(first) || isSpace(last) else { return s }
+        var start = utf8.startIndex, end = utf8.endIndex
+        while start < end, isSpace(utf8[start]) { start = utf8.index(after: start) }
+        while end > start, isSpace(utf8[utf8.index(before: end)]) { end = utf8.index(before: end) }
+        return String(s[start..<end])
     }
 }
 

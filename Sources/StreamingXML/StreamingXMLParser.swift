@@ -6,7 +6,21 @@ public protocol XMLElementHandler: AnyObject {
     func start(_ name: String, attributes: [String: String], line: Int)
     /// An element closed; `text` is the character data (CDATA included) directly inside it since
     /// its last child closed (for a leaf element: all of its text), with no trimming.
-    func end(_ name: String, text: String)
+    func end(_ name: String, text: XMLText)
+}
+
+/// An element's text as the parser holds it, made into a `String` only by a handler that wants it
+/// (a feed's long descriptions are never copied). Valid only during the `end` call it is given to:
+/// never keep it.
+public struct XMLText {
+    let bytes: UnsafeBufferPointer<UInt8>
+
+    init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+
+    /// The text (invalid UTF-8 repaired).
+    public var string: String { String(decoding: bytes, as: UTF8.self) }
+    public var isEmpty: Bool { bytes.isEmpty }
+    public var count: Int { bytes.count }
 }
 
 /// A streamed XML parser over libxml2's push interface (SAX2): bytes go in as they arrive, and
@@ -181,9 +195,9 @@ public final class StreamingXMLParser {
         let p = parser(ctx)
         guard p.failure == nil, let localname else { return }
         p.depth -= 1
-        let text = String(decoding: p.text, as: UTF8.self)
+        let name = String(cString: localname)
+        p.text.withUnsafeBufferPointer { p.handler.end(name, text: XMLText($0)) }
         p.text.removeAll(keepingCapacity: true)
-        p.handler.end(String(cString: localname), text: text)
     }
 
     private static let onText: charactersSAXFunc = { ctx, bytes, length in

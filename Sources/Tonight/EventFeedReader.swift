@@ -83,7 +83,9 @@ public final class EventFeedReader {
         }
     }
 
-    public func end(_ name: String, text: String) {
+    /// `text` is read only for a field the record keeps (the parser's `XMLText.string`, passed as a closure
+    /// so this target needs no parser).
+    public func end(_ name: String, text: () -> String) {
         defer { depth -= 1 }
         switch state {
         case .between:
@@ -92,10 +94,10 @@ public final class EventFeedReader {
             if depth == until { state = .between }
         case .record(let r):
             if depth >= 4 {
-                if r.keeping { r.pending += text }
+                if r.keeping { r.pending += text() }
             } else if depth == 3 {
                 if r.keeping {
-                    r.fields[name] = Self.trimmed(r.pending.isEmpty ? text : r.pending + text)
+                    r.fields[name] = Self.trimmed(r.pending.isEmpty ? text() : r.pending + text())
                     r.keeping = false
                 }
                 r.pending = ""
@@ -144,8 +146,11 @@ public final class EventFeedReader {
             guard let venue = r.references["EventVenue"]?.first else { throw Refusal("no EventVenue") }
             guard let performers = r.references["EventPerformer"], !performers.isEmpty else { throw Refusal("no EventPerformer") }
             let date = try required("EventDate"), time = try required("EventTime")
-            guard LocalDateTime(date: date, time: "00:00") != nil else { throw Refusal("EventDate \(date) is not a date (YYYY-MM-DD)") }
-            guard let start = LocalDateTime(date: date, time: time) else { throw Refusal("EventTime \(time) is not a time (HH:MM)") }
+            guard let start = LocalDateTime(date: date, time: time) else {
+                // Which of the two is wrong, for the reason.
+                if LocalDateTime(date: date, time: "00:00") == nil { throw Refusal("EventDate \(date) is not a date (YYYY-MM-DD)") }
+                throw Refusal("EventTime \(time) is not a time (HH:MM)")
+            }
             let statusText = try required("EventStatus")
             guard let status = EventStatus(rawValue: statusText) else {
                 throw Refusal("EventStatus \(statusText) is not one of \(EventStatus.allCases.map(\.rawValue).joined(separator: ", "))")
@@ -168,15 +173,29 @@ public final class EventFeedReader {
         }
     }
 
-    /// A price in minor units: digits, optionally a point and at most two more digits; not negative.
+    /// A price in minor units: digits, optionally a point and one or two more digits; not negative.
     static func price(_ text: String?, _ name: String) throws(Refusal) -> Int? {
         guard let text else { return nil }
-        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        guard (1...2).contains(parts.count), !parts[0].isEmpty, parts[0].count <= 9, parts[0].allSatisfy(\.isASCIIDigit),
-              parts.count == 1 || (1...2).contains(parts[1].count) && parts[1].allSatisfy(\.isASCIIDigit),
-              let whole = Int(parts[0]) else { throw Refusal("\(name) \(text) is not a price") }
-        let cents = parts.count == 2 ? Int(parts[1].count == 1 ? parts[1] + "0" : parts[1]) ?? 0 : 0
-        return whole * 100 + cents
+        var whole = 0, wholeDigits = 0, cents = 0, centDigits = 0, afterPoint = false
+        for byte in text.utf8 {
+            if byte == UInt8(ascii: "."), !afterPoint {
+                afterPoint = true
+            } else if byte >= 0x30, byte <= 0x39 {
+                if afterPoint {
+                    cents = cents * 10 + Int(byte - 0x30)
+                    centDigits += 1
+                } else {
+                    whole = whole * 10 + Int(byte - 0x30)
+                    wholeDigits += 1
+                }
+            } else {
+                throw Refusal("\(name) \(text) is not a price")
+            }
+        }
+        guard (1...9).contains(wholeDigits), afterPoint ? (1...2).contains(centDigits) : true else {
+            throw Refusal("\(name) \(text) is not a price")
+        }
+        return whole * 100 + (centDigits == 1 ? cents * 10 : cents)
     }
 
     static func coordinate(_ text: String?, _ name: String, limit: Double) throws(Refusal) -> Double? {
@@ -197,6 +216,3 @@ public final class EventFeedReader {
     }
 }
 
-extension Character {
-    fileprivate var isASCIIDigit: Bool { isASCII && isNumber }
-}

@@ -73,17 +73,37 @@ public struct LocalDateTime: Sendable, Hashable, Comparable, CustomStringConvert
 
     /// `2026-11-22` and `20:00` (the feed's `EventDate` and `EventTime`).
     public init?(date: String, time: String) {
-        let d = date.split(separator: "-", omittingEmptySubsequences: false), t = time.split(separator: ":", omittingEmptySubsequences: false)
-        guard d.count == 3, t.count == 2, d[0].count == 4, d[1].count == 2, d[2].count == 2, t[0].count == 2, t[1].count == 2,
-              let y = Int(d[0]), let m = Int(d[1]), let day = Int(d[2]), let h = Int(t[0]), let min = Int(t[1]) else { return nil }
-        self.init(year: y, month: m, day: day, hour: h, minute: min)
+        guard let d = Self.digits(date.utf8, "####-##-##"), let t = Self.digits(time.utf8, "##:##") else { return nil }
+        self.init(year: d[0], month: d[1], day: d[2], hour: t[0], minute: t[1])
     }
 
-    /// `2026-10-01T10:00` (the feed's `OnSaleDate`).
+    /// `2026-10-01T10:00` (the feed's `OnSaleDate`; seconds after the minutes are ignored).
     public init?(iso text: String) {
-        let parts = text.split(separator: "T", omittingEmptySubsequences: false)
-        guard parts.count == 2 else { return nil }
-        self.init(date: String(parts[0]), time: String(parts[1].prefix(5)))
+        let utf8 = Array(text.utf8)
+        guard utf8.count >= 16, let v = Self.digits(utf8[..<16], "####-##-##T##:##") else { return nil }
+        self.init(year: v[0], month: v[1], day: v[2], hour: v[3], minute: v[4])
+    }
+
+    /// The numbers of `text` when it has exactly the shape of `pattern` (`#` a digit, anything
+    /// else itself), one number per run of `#`.
+    static func digits(_ text: some Collection<UInt8>, _ pattern: StaticString) -> [Int]? {
+        guard text.count == pattern.utf8CodeUnitCount else { return nil }
+        var out: [Int] = []
+        var current = -1
+        var i = 0
+        for byte in text {
+            let p = pattern.utf8Start[i]
+            i += 1
+            if p == UInt8(ascii: "#") {
+                guard byte >= 0x30, byte <= 0x39 else { return nil }
+                current = (current < 0 ? 0 : current * 10) + Int(byte - 0x30)
+            } else {
+                guard byte == p else { return nil }
+                if current >= 0 { out.append(current); current = -1 }
+            }
+        }
+        if current >= 0 { out.append(current) }
+        return out
     }
 
     public static func < (a: LocalDateTime, b: LocalDateTime) -> Bool {

@@ -7,7 +7,7 @@ final class Recorder: XMLElementHandler {
     func start(_ name: String, attributes: [String: String], line: Int) {
         events.append((["+" + name] + attributes.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }).joined(separator: " "))
     }
-    func end(_ name: String, text: String) { events.append("-\(name) \(text)") }
+    func end(_ name: String, text: XMLText) { events.append("-\(name) \(text.string)") }
 }
 
 final class StreamingXMLParserTests: XCTestCase {

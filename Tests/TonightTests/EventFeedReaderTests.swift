@@ -2,7 +2,9 @@ import StreamingXML
 import Tonight
 import XCTest
 
-extension EventFeedReader: XMLElementHandler {}
+extension EventFeedReader: XMLElementHandler {
+    public func end(_ name: String, text: XMLText) { end(name, text: { text.string }) }
+}
 
 /// The event-info feed of feeds.md, read record by record: good records whole, bad ones refused
 /// with their line and reason while the rest goes on.

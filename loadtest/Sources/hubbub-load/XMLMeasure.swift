@@ -21,7 +21,7 @@ struct XMLMeasure: ParsableCommand {
             elements += 1
             self.attributes += attributes.count
         }
-        func end(_ name: String, text: String) { textBytes += text.utf8.count }
+        func end(_ name: String, text: XMLText) { textBytes += text.count }
     }
 
     func run() throws {
@@ -65,4 +65,6 @@ struct XMLMeasure: ParsableCommand {
     }
 }
 
-extension EventFeedReader: XMLElementHandler {}
+extension EventFeedReader: XMLElementHandler {
+    public func end(_ name: String, text: XMLText) { end(name, text: { text.string }) }
+}

@@ -97,12 +97,18 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
 
+        // Tonight's events live: the feeds' catalog, durable (users, suggestions and rooms to come).
+        .target(name: "TonightService", dependencies: [
+            "Tonight", "StreamingXML", "Realtime", "Storage", "DomainSeam",
+            .product(name: "GRDB", package: "GRDB.swift"),
+        ]),
+
         // A WebSocket client (ws/wss, masking, compression) over the same transport.
         .target(name: "HubbubClient", dependencies: ["Transport", "WebSocket", "Realtime"]),
 
         // Wiring: configuration, endpoints, metrics exposition.
         .target(name: "HubbubServer", dependencies: [
-            "Transport", "WebSocket", "Realtime", "Storage", "Accounts", "HubbubCrypto", "VenueService", "RouteService", "DomainSeam",
+            "Transport", "WebSocket", "Realtime", "Storage", "Accounts", "HubbubCrypto", "VenueService", "RouteService", "TonightService", "DomainSeam",
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             .product(name: "GRDB", package: "GRDB.swift"),
@@ -150,7 +156,7 @@ let package = Package(
         .testTarget(name: "StorageTests", dependencies: ["Storage", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "HubbubClient", "WebSocket", "HubbubTestSupport"]),
         .testTarget(name: "HubbubServerTests", dependencies: ["HubbubServer", "HubbubClient", "Transport", "WebSocket", "Realtime",
-                                                              "HubbubTestSupport", "DomainSeam", "Accounts", "VenueService", "RouteService",
+                                                              "HubbubTestSupport", "DomainSeam", "Accounts", "VenueService", "RouteService", "TonightService",
                                                               .product(name: "GRDB", package: "GRDB.swift"),
                                                               .product(name: "Logging", package: "swift-log"),
                                                               .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]),

@@ -1,6 +1,7 @@
 import Accounts
 import DomainSeam
 import RouteService
+import TonightService
 import VenueService
 
 extension HubbubServer {
@@ -9,5 +10,6 @@ extension HubbubServer {
         AccountsDomain.self,
         VenuesDomain.self,
         RoutesDomain.self,
+        TonightDomain.self,
     ]
 }

@@ -53,10 +53,11 @@ public final class EventFeedReader {
 
     private var state = State.between
     private var depth = 0
-    private let onRecord: (FeedRecord) -> Void
+    private let onRecord: (FeedRecord, _ line: Int) -> Void
     private let onReject: (FeedReject) -> Void
 
-    public init(onRecord: @escaping (FeedRecord) -> Void, onReject: @escaping (FeedReject) -> Void) {
+    /// `onRecord` gets each record with the line its element starts at.
+    public init(onRecord: @escaping (FeedRecord, _ line: Int) -> Void, onReject: @escaping (FeedReject) -> Void) {
         self.onRecord = onRecord
         self.onReject = onReject
     }
@@ -112,7 +113,7 @@ public final class EventFeedReader {
         let label = "\(r.kind) \(r.id ?? "(no ID)")"
         do throws(Refusal) {
             guard let id = r.id else { throw Refusal("no ID") }
-            onRecord(try Self.record(r, id: id))
+            onRecord(try Self.record(r, id: id), r.line)
         } catch {
             onReject(FeedReject(record: label, line: r.line, reason: error.reason))
         }

@@ -46,6 +46,21 @@ public struct FeedVenue: Sendable, Equatable {
     public var longitude: Double?
     /// An IANA zone name as given (checked by the ingest); nil: `tonight.defaultTimeZone`.
     public var timeZone: String?
+
+    public init(id: String, name: String, street: String? = nil, city: String? = nil, state: String? = nil, zip: String? = nil,
+                imageURL: String? = nil, url: String? = nil, latitude: Double? = nil, longitude: Double? = nil, timeZone: String? = nil) {
+        self.id = id
+        self.name = name
+        self.street = street
+        self.city = city
+        self.state = state
+        self.zip = zip
+        self.imageURL = imageURL
+        self.url = url
+        self.latitude = latitude
+        self.longitude = longitude
+        self.timeZone = timeZone
+    }
 }
 
 /// Where an event's sale stands (`<EventStatus>`).
@@ -132,6 +147,23 @@ public struct FeedEvent: Sendable, Equatable {
     public var minPrice: Int?
     public var maxPrice: Int?
     public var currency: String?
+
+    public init(id: String, performers: [String], categories: [String] = [], venue: String, start: LocalDateTime, status: EventStatus,
+                onSale: LocalDateTime? = nil, name: String? = nil, url: String? = nil, minPrice: Int? = nil, maxPrice: Int? = nil,
+                currency: String? = nil) {
+        self.id = id
+        self.performers = performers
+        self.categories = categories
+        self.venue = venue
+        self.start = start
+        self.status = status
+        self.onSale = onSale
+        self.name = name
+        self.url = url
+        self.minPrice = minPrice
+        self.maxPrice = maxPrice
+        self.currency = currency
+    }
 }
 
 /// One record of the feed.
@@ -140,6 +172,15 @@ public enum FeedRecord: Sendable, Equatable {
     case artist(FeedArtist)
     case venue(FeedVenue)
     case event(FeedEvent)
+
+    public var id: String {
+        switch self {
+        case .category(let c): c.id
+        case .artist(let a): a.id
+        case .venue(let v): v.id
+        case .event(let e): e.id
+        }
+    }
 }
 
 /// A record refused, with where it was and why (feeds.md `rejects`).

@@ -70,7 +70,7 @@ final class EndpointTests: XCTestCase {
         XCTAssertTrue(refused.contains("WWW-Authenticate: Bearer"))
         XCTAssertEqual(try status("/metrics", key: key).0, 200)
         XCTAssertEqual(try status("/api/feeds/events", "POST", key: nil).0, 401)
-        XCTAssertEqual(try status("/api/feeds/events", "POST", key: key).0, 404, "no operator endpoint exists yet")
+        XCTAssertEqual(try status("/api/no-such-feed", "POST", key: key).0, 404, "an unknown operator path")
         XCTAssertFalse(log.text.contains(key), "the key never reaches the log")
 
         let open = try TestServer { $0.api.key = "" }

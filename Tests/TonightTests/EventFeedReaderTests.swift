@@ -11,7 +11,7 @@ extension EventFeedReader: XMLElementHandler {
 final class EventFeedReaderTests: XCTestCase {
     private func read(_ xml: String) throws -> (records: [FeedRecord], rejects: [FeedReject]) {
         var records: [FeedRecord] = [], rejects: [FeedReject] = []
-        let reader = EventFeedReader(onRecord: { records.append($0) }, onReject: { rejects.append($0) })
+        let reader = EventFeedReader(onRecord: { record, _ in records.append(record) }, onReject: { rejects.append($0) })
         let parser = StreamingXMLParser(handler: reader)
         try Array(xml.utf8).withUnsafeBytes { try parser.feed($0) }
         try parser.finish()

@@ -28,7 +28,7 @@ struct XMLMeasure: ParsableCommand {
         guard let handle = FileHandle(forReadingAtPath: file) else { throw ValidationError("cannot read \(file)") }
         let counter = Counter()
         var kinds: [String: Int] = [:], rejects: [FeedReject] = []
-        let reader = EventFeedReader(onRecord: { record in
+        let reader = EventFeedReader(onRecord: { record, _ in
             switch record {
             case .category: kinds["Category", default: 0] += 1
             case .artist: kinds["Artist", default: 0] += 1

@@ -1,0 +1,57 @@
+import GRDB
+import Tonight
+
+/// How the catalog's records are stored and read back (`tonight.v1`). Lists of ids are joined with
+/// the unit separator, which no feed text holds.
+enum CatalogRows {
+    static let separator = "\u{1F}"
+
+    static func join(_ ids: [String]) -> String { ids.joined(separator: separator) }
+    static func split(_ text: String) -> [String] { text.isEmpty ? [] : text.components(separatedBy: separator) }
+
+    /// Writes a record over any of the same id (statements prepared once per connection).
+    static func upsert(_ record: FeedRecord, _ db: Database) throws {
+        switch record {
+        case .category(let c):
+            try db.cachedStatement(sql: "INSERT OR REPLACE INTO tonight_category (id, name, parent) VALUES (?, ?, ?)")
+                .execute(arguments: [c.id, c.name, c.parent])
+        case .artist(let a):
+            try db.cachedStatement(sql: "INSERT OR REPLACE INTO tonight_artist (id, name, categories, image_url, url) VALUES (?, ?, ?, ?, ?)")
+                .execute(arguments: [a.id, a.name, join(a.categories), a.imageURL, a.url])
+        case .venue(let v):
+            try db.cachedStatement(sql: """
+                INSERT OR REPLACE INTO tonight_venue (id, name, street, city, state, zip, image_url, url, lat, lon, time_zone)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """).execute(arguments: [v.id, v.name, v.street, v.city, v.state, v.zip, v.imageURL, v.url, v.latitude, v.longitude, v.timeZone])
+        case .event(let e):
+            try db.cachedStatement(sql: """
+                INSERT OR REPLACE INTO tonight_event (id, performers, categories, venue, start_local, status, on_sale, name, url,
+                    min_price, max_price, currency) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """).execute(arguments: [e.id, join(e.performers), join(e.categories), e.venue, e.start.description, e.status.rawValue,
+                                 e.onSale?.description, e.name, e.url, e.minPrice, e.maxPrice, e.currency])
+        }
+    }
+
+    /// Everything stored, for the catalog at start-up.
+    static func all(_ db: Database) throws -> [FeedRecord] {
+        var out: [FeedRecord] = []
+        for r in try Row.fetchAll(db, sql: "SELECT * FROM tonight_category") {
+            out.append(.category(FeedCategory(id: r["id"], name: r["name"], parent: r["parent"])))
+        }
+        for r in try Row.fetchAll(db, sql: "SELECT * FROM tonight_artist") {
+            out.append(.artist(FeedArtist(id: r["id"], name: r["name"], categories: split(r["categories"]), imageURL: r["image_url"], url: r["url"])))
+        }
+        for r in try Row.fetchAll(db, sql: "SELECT * FROM tonight_venue") {
+            out.append(.venue(FeedVenue(id: r["id"], name: r["name"], street: r["street"], city: r["city"], state: r["state"], zip: r["zip"],
+                                        imageURL: r["image_url"], url: r["url"], latitude: r["lat"], longitude: r["lon"], timeZone: r["time_zone"])))
+        }
+        for r in try Row.fetchAll(db, sql: "SELECT * FROM tonight_event") {
+            let start: String = r["start_local"]
+            guard let when = LocalDateTime(iso: start), let status = EventStatus(rawValue: r["status"]) else { continue }
+            out.append(.event(FeedEvent(id: r["id"], performers: split(r["performers"]), categories: split(r["categories"]), venue: r["venue"],
+                                        start: when, status: status, onSale: (r["on_sale"] as String?).flatMap { LocalDateTime(iso: $0) },
+                                        name: r["name"], url: r["url"], minPrice: r["min_price"], maxPrice: r["max_price"], currency: r["currency"])))
+        }
+        return out
+    }
+}

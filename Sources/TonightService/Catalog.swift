@@ -7,9 +7,23 @@ public final class Catalog: Sendable {
     /// How a record compares with what the catalog holds.
     public enum Change: Sendable { case added, changed, unchanged }
 
+    /// One recommended artist of an artist (the affinity feed).
+    public struct Recommendation: Sendable, Equatable {
+        public var artist: String
+        public var score: Double
+        public init(artist: String, score: Double) {
+            self.artist = artist
+            self.score = score
+        }
+    }
+
     struct State {
         var categories: [String: FeedCategory] = [:]
         var artists: [String: FeedArtist] = [:]
+        /// Artist ids by `NameKey` of their names (affinity headers, search).
+        var artistsByName: [String: Set<String>] = [:]
+        /// Each artist's recommendations, best score first.
+        var recommendations: [String: [Recommendation]] = [:]
         var venues: [String: FeedVenue] = [:]
         var events: [String: FeedEvent] = [:]
     }
@@ -37,12 +51,26 @@ public final class Catalog: Sendable {
             for r in records {
                 switch r {
                 case .category(let c): s.categories[c.id] = c
-                case .artist(let a): s.artists[a.id] = a
+                case .artist(let a):
+                    if let old = s.artists[a.id] { s.artistsByName[NameKey.of(old.name)]?.remove(a.id) }
+                    s.artists[a.id] = a
+                    s.artistsByName[NameKey.of(a.name), default: []].insert(a.id)
                 case .venue(let v): s.venues[v.id] = v
                 case .event(let e): s.events[e.id] = e
                 }
             }
         }
+    }
+
+    /// The ids of the artists called `name` (case and accents aside).
+    public func artists(named name: String) -> Set<String> { state.withLock { $0.artistsByName[NameKey.of(name)] ?? [] } }
+
+    public func recommendations(of artist: String) -> [Recommendation] { state.withLock { $0.recommendations[artist] ?? [] } }
+
+    /// An artist's recommendations now durable (replacing the earlier ones).
+    public func setRecommendations(_ list: [Recommendation], of artist: String) {
+        let sorted = list.sorted { ($0.score, $1.artist) > ($1.score, $0.artist) }
+        state.withLock { $0.recommendations[artist] = sorted }
     }
 
     public func hasVenue(_ id: String) -> Bool { state.withLock { $0.venues[id] != nil } }

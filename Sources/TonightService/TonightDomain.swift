@@ -5,7 +5,8 @@ import Storage
 import Tonight
 
 /// Tonight's events (seeds 000, 004, 002) on the seam. So far: the event-info feed's ingest
-/// (`POST /api/feeds/events`) into a durable catalog; users, suggestions and rooms come next.
+/// (`POST /api/feeds/events`) and the affinity feed's (`POST /api/feeds/affinity`) into a durable
+/// catalog; users, suggestions and rooms come next.
 public struct TonightDomain: Domain {
     public static let name = "tonight"
 
@@ -21,14 +22,19 @@ public struct TonightDomain: Domain {
 
     public let catalog: Catalog
     private let ingest: EventFeedIngest
+    private let affinity: AffinityIngest
 
     public init(context: DomainContext) throws {
         catalog = Catalog(try context.store.readNow { db in try CatalogRows.all(db) })
+        for (artist, list) in try context.store.readNow({ db in try CatalogRows.recommendations(db) }) {
+            catalog.setRecommendations(list, of: artist)
+        }
         var ingest = EventFeedIngest(catalog: catalog, store: context.store, maxBodyBytes: context.settings[Self.maxFeedBytes])
         ingest.batch = context.settings[Self.ingestBatch]
         self.ingest = ingest
+        affinity = AffinityIngest(catalog: catalog, store: context.store, maxBodyBytes: context.settings[Self.maxFeedBytes])
     }
 
     public var ops: [Op] { [] }
-    public var endpoints: [HTTPEndpoint] { [ingest.endpoint] }
+    public var endpoints: [HTTPEndpoint] { [ingest.endpoint, affinity.endpoint] }
 }

@@ -38,5 +38,16 @@ public enum TonightSchema {
                 CREATE INDEX tonight_event_venue ON tonight_event (venue);
                 """)
         }
+        migrator.registerMigration("tonight.v2") { db in
+            // The affinity feed: each artist's recommended artists with their scores (0–1).
+            try db.execute(sql: """
+                CREATE TABLE tonight_affinity (
+                    artist TEXT NOT NULL,
+                    recommended TEXT NOT NULL,
+                    score REAL NOT NULL,
+                    PRIMARY KEY (artist, recommended)
+                ) WITHOUT ROWID;
+                """)
+        }
     }
 }

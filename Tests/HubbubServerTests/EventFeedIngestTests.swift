@@ -96,4 +96,61 @@ final class EventFeedIngestTests: XCTestCase {
         XCTAssertEqual(notXML.0, 400)
         XCTAssertEqual(try server.api("POST", "/api/feeds/events", body: [], key: nil).status, 401)
     }
+
+    /// `POST /api/feeds/affinity`: headers resolved by name whatever the case and accents, names
+    /// with commas, bad lines refused by number; a new feed replaces only the artists it names.
+    func testAffinityFeedResolvesNamesAndReplacesOnlyTheArtistsItNames() throws {
+        let artists = """
+            <EventFeed>
+              <Artist ID="1"><ArtistName>Björk</ArtistName></Artist>
+              <Artist ID="2"><ArtistName>Sigur Rós</ArtistName></Artist>
+              <Artist ID="3"><ArtistName>Crosby, Stills, Nash &amp; Young</ArtistName></Artist>
+              <Artist ID="4"><ArtistName>Twin</ArtistName></Artist>
+              <Artist ID="5"><ArtistName>TWIN</ArtistName></Artist>
+            </EventFeed>
+            """
+        XCTAssertEqual(try post(artists).0, 200)
+        func affinity(_ text: String) throws -> JSON? {
+            try server.api("POST", "/api/feeds/affinity", body: Array(text.utf8), chunked: true).json
+        }
+        let first = try affinity("""
+            Recommended artists for BJORK
+            2,Sigur Rós,0.9
+            3,Crosby, Stills, Nash & Young,0.25
+            99,Nobody,0.5
+            4,Twin,1.7
+            -----
+            Recommended artists for sigur ros
+            1,Björk,0.8
+            -----
+            Recommended artists for Twin
+            1,Björk,0.1
+            -----
+            Recommended artists for Unknown Band
+            1,Björk,0.1
+            -----
+
+            """)
+        XCTAssertEqual(first?["added"]?.int, 2, first?.encoded ?? "")
+        let reasons = (first?["rejects"]?.items ?? []).map { "\($0["line"]?.int ?? 0): \($0["reason"]?.string ?? "")" }
+        XCTAssertEqual(reasons.count, 4, "\(reasons)")
+        XCTAssertTrue(reasons.contains { $0.hasPrefix("4: unknown artist ID 99") }, "\(reasons)")
+        XCTAssertTrue(reasons.contains { $0.hasPrefix("5: score 1.7") }, "\(reasons)")
+        XCTAssertTrue(reasons.contains { $0.hasPrefix("10: 2 artists are called Twin") }, "\(reasons)")
+        XCTAssertTrue(reasons.contains { $0.hasPrefix("13: no artist is called Unknown Band") }, "\(reasons)")
+
+        // A second feed naming only Björk replaces hers; Sigur Rós keeps his.
+        let second = try affinity("Recommended artists for Björk\n3,Crosby, Stills, Nash & Young,0.5\n-----\n")
+        XCTAssertEqual(second?["changed"]?.int, 1)
+        let same = try affinity("Recommended artists for björk\n3,Crosby, Stills, Nash & Young,0.5\n-----\n")
+        XCTAssertEqual(same?["unchanged"]?.int, 1)
+        let dir = server.configuration.dataDir
+        server.stop()
+        let db = try DatabaseQueue(path: dir + "/hubbub.sqlite")
+        let rows = try db.read { db in try Row.fetchAll(db, sql: "SELECT artist, recommended, score FROM tonight_affinity ORDER BY artist, recommended") }
+        XCTAssertEqual(rows.map { "\($0["artist"] as String)>\($0["recommended"] as String)" }, ["1>3", "2>1"])
+        server = try TestServer(dataDir: dir)
+        let restarted = try affinity("Recommended artists for Sigur Rós\n1,Björk,0.8\n-----\n")
+        XCTAssertEqual(restarted?["unchanged"]?.int, 1, "the recommendations were read back at start")
+    }
 }

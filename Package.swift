@@ -130,7 +130,7 @@ let package = Package(
             .product(name: "Histogram", package: "hdrhistogram-swift"),
         ], path: "loadtest/Sources/LoadHarness"),
         .executableTarget(name: "hubbub-load", dependencies: [
-            "LoadHarness", "HubbubClient", "Transport", "WebSocket", "CLinux", "Realtime", "Accounts", "Routes", "StreamingXML", "Tonight",
+            "LoadHarness", "HubbubClient", "Transport", "WebSocket", "CLinux", "Realtime", "Accounts", "Routes", "StreamingXML", "Tonight", "TonightService",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Histogram", package: "hdrhistogram-swift"),
         ], path: "loadtest/Sources/hubbub-load"),
@@ -142,7 +142,7 @@ let package = Package(
         ], path: "Tests/TestSupport"),
         .testTarget(name: "WebSocketTests", dependencies: ["WebSocket"]),
         .testTarget(name: "StreamingXMLTests", dependencies: ["StreamingXML"]),
-        .testTarget(name: "TonightTests", dependencies: ["Tonight", "StreamingXML"]),
+        .testTarget(name: "TonightTests", dependencies: ["Tonight", "TonightService", "StreamingXML"]),
         // A seeded random generator for the pure test targets (which must not depend on the server).
         .target(name: "SeededRandom", path: "Tests/SeededRandom"),
         .testTarget(name: "VenuesTests", dependencies: ["Venues", "SeededRandom"]),

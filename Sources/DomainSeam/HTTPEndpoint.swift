@@ -99,12 +99,12 @@ public struct HTTPResponse: Sendable {
     }
 
     /// A JSON answer (one line, newline-terminated).
-    public static func json(_ status: Int, _ value: JSON) -> HTTPResponse {
-        HTTPResponse(status: status, contentType: "application/json", body: Array((value.encoded + "\n").utf8))
+    public static func json(_ status: Int, _ value: JSON, headers: [(String, String)] = []) -> HTTPResponse {
+        HTTPResponse(status: status, contentType: "application/json", body: Array((value.encoded + "\n").utf8), headers: headers)
     }
 
     /// An error as JSON: `{"error": message}` plus `fields`.
-    public static func error(_ status: Int, _ message: String, _ fields: [(String, JSON)] = []) -> HTTPResponse {
-        .json(status, .object([("error", .string(message))] + fields))
+    public static func error(_ status: Int, _ message: String, _ fields: [(String, JSON)] = [], headers: [(String, String)] = []) -> HTTPResponse {
+        .json(status, .object([("error", .string(message))] + fields), headers: headers)
     }
 }

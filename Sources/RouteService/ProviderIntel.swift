@@ -14,15 +14,12 @@ struct ProviderIntel: Sendable {
     let maxBodyBytes: Int
     let maxItems: Int
 
-    /// At most this many rejects are listed (all are counted).
-    static let listedRejects = 100
-
     var endpoint: HTTPEndpoint {
         HTTPEndpoint("POST", "/api/intel", maxBodyBytes: maxBodyBytes) { request in await handle(request) }
     }
 
     func handle(_ request: HTTPRequest) async -> HTTPResponse {
-        let started = Date()
+        var report = IngestReport()
         let bytes: [UInt8]
         do {
             bytes = try await request.body.collect(upTo: maxBodyBytes)
@@ -41,12 +38,13 @@ struct ProviderIntel: Sendable {
         guard items.count <= maxItems else {
             return .error(413, "at most \(maxItems) items per request (routes.maxProviderItems); this one has \(items.count)")
         }
-        let now = started.timeIntervalSince1970
+        let now = report.started.timeIntervalSince1970
         var drafts: [(index: Int, draft: IntelHub.Draft, author: IntelItem.Author)] = []
         var rejects: [(index: Int, reason: String)] = []
+        let times = ISOTimes()
         for (i, item) in items.enumerated() {
             do throws(ProtocolError) {
-                let (draft, source) = try Self.parse(item)
+                let (draft, source) = try Self.parse(item, times: times)
                 drafts.append((i, draft, .provider(source: source)))
             } catch {
                 rejects.append((i, error.message))
@@ -56,8 +54,7 @@ struct ProviderIntel: Sendable {
         do {
             results = try await hub.post(drafts.map { ($0.draft, $0.author) }, now: now)
         } catch {
-            return HTTPResponse(status: 503, contentType: "application/json",
-                                body: Array((JSON.object([("error", .string(error.message))]).encoded + "\n").utf8), headers: [("Retry-After", "1")])
+            return .error(503, error.message, headers: [("Retry-After", "1")])
         }
         var added: [IntelItem] = []
         for (d, result) in zip(drafts, results) {
@@ -71,17 +68,13 @@ struct ProviderIntel: Sendable {
             // One item's pushes at a time: travellers' pushes queued meanwhile go out in between.
             await sink.settle()
         }
-        rejects.sort { $0.index < $1.index }
-        let listed = rejects.prefix(Self.listedRejects).map { r -> JSON in
-            ["record": .string("items[\(r.index)]"), "reason": .string(r.reason)]
-        }
-        return .json(200, ["added": .int(added.count), "changed": 0, "unchanged": 0, "rejected": .int(rejects.count),
-                           "rejects": .array(listed), "ids": .array(added.map { .string($0.id) }),
-                           "ms": .int(Int(Date().timeIntervalSince(started) * 1000))])
+        report.added = added.count
+        report.rejects = rejects.sorted { $0.index < $1.index }.map { .init(record: "items[\($0.index)]", reason: $0.reason) }
+        return .json(200, .object(report.fields([("ids", .array(added.map { .string($0.id) }))])))
     }
 
     /// One item of the body: the fields of `intel.post`, `at` as a number or an ISO 8601 time, and `source`.
-    static func parse(_ item: JSON) throws(ProtocolError) -> (IntelHub.Draft, source: String) {
+    static func parse(_ item: JSON, times: ISOTimes) throws(ProtocolError) -> (IntelHub.Draft, source: String) {
         guard case .object = item else { throw .badRequest("an item must be an object") }
         let a = Args(item)
         let source = try a.string("source", maxLength: 64)
@@ -91,18 +84,27 @@ struct ProviderIntel: Sendable {
         switch item["at"] {
         case nil, .null?: at = nil
         case .string(let text)?:
-            guard let time = Self.time(text) else { throw .badRequest("field at: \(text) is not an ISO 8601 time such as 2026-11-22T17:05:00Z") }
+            guard let time = times.seconds(text) else { throw .badRequest("field at: \(text) is not an ISO 8601 time such as 2026-11-22T17:05:00Z") }
             at = time
         default: at = try a.optionalDouble("at")
         }
         return (try IntelPostArgs.draft(a, at: at), source)
     }
 
-    /// Seconds since 1970 of an ISO 8601 time with a zone, with or without fractional seconds.
-    static func time(_ text: String) -> Double? {
-        let formatter = ISO8601DateFormatter()
-        if let date = formatter.date(from: text) { return date.timeIntervalSince1970 }
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.date(from: text)?.timeIntervalSince1970
+}
+
+/// Reads ISO 8601 times with a zone, with or without fractional seconds. Made once per request:
+/// a formatter costs far more to make than to use.
+final class ISOTimes {
+    private let plain = ISO8601DateFormatter()
+    private let fractional: ISO8601DateFormatter = {
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return f
+    }()
+
+    /// Seconds since 1970, or nil when `text` is not such a time.
+    func seconds(_ text: String) -> Double? {
+        (plain.date(from: text) ?? fractional.date(from: text))?.timeIntervalSince1970
     }
 }

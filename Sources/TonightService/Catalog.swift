@@ -69,8 +69,13 @@ public final class Catalog: Sendable {
 
     /// An artist's recommendations now durable (replacing the earlier ones).
     public func setRecommendations(_ list: [Recommendation], of artist: String) {
-        let sorted = list.sorted { ($0.score, $1.artist) > ($1.score, $0.artist) }
-        state.withLock { $0.recommendations[artist] = sorted }
+        let ordered = Self.ordered(list)
+        state.withLock { $0.recommendations[artist] = ordered }
+    }
+
+    /// Recommendations as the catalog keeps them: best score first, ties by artist id.
+    public static func ordered(_ list: [Recommendation]) -> [Recommendation] {
+        list.sorted { ($0.score, $1.artist) > ($1.score, $0.artist) }
     }
 
     public func hasVenue(_ id: String) -> Bool { state.withLock { $0.venues[id] != nil } }

@@ -1,10 +1,8 @@
 import StreamingXML
 import Tonight
+import TonightService
 import XCTest
 
-extension EventFeedReader: XMLElementHandler {
-    public func end(_ name: String, text: XMLText) { end(name, text: { text.string }) }
-}
 
 /// The event-info feed of feeds.md, read record by record: good records whole, bad ones refused
 /// with their line and reason while the rest goes on.

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import StreamingXML
 import Tonight
+import TonightService
 
 /// `measure xml`: how fast the streamed XML parser reads a feed (elements, attributes and text
 /// handed to a handler that keeps nothing), beside Python's `xml.etree.ElementTree.iterparse`
@@ -63,8 +64,4 @@ struct XMLMeasure: ParsableCommand {
         try p.run()
         p.waitUntilExit()
     }
-}
-
-extension EventFeedReader: XMLElementHandler {
-    public func end(_ name: String, text: XMLText) { end(name, text: { text.string }) }
 }

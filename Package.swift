@@ -97,10 +97,13 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
 
-        // Tonight's events live: the feeds' catalog, durable (users, suggestions and rooms to come).
+        // Tonight's events live: the feeds' durable catalog, an actor per event-goer with their
+        // durable user: room, event: rooms, the clock of suggestions and reminders.
         .target(name: "TonightService", dependencies: [
-            "Tonight", "StreamingXML", "Realtime", "Storage", "DomainSeam",
+            "Tonight", "StreamingXML", "Realtime", "Storage", "DomainSeam", "WebSocket", "HubbubCrypto",
             .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
 
         // A WebSocket client (ws/wss, masking, compression) over the same transport.

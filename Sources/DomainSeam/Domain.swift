@@ -63,10 +63,13 @@ public struct DomainContext: Sendable {
     public let logger: Logger
     /// The server's data directory (for files a domain keeps beside the database).
     public let dataDirectory: String
+    /// The time (the system's, except in tests).
+    public let clock: WallClock
 
     public init(store: Store, sink: any PushSink, settings: SettingValues, roomHistory: Room.HistoryLimits,
-                capabilities: Capabilities, logger: Logger, dataDirectory: String) {
+                capabilities: Capabilities, logger: Logger, dataDirectory: String, clock: WallClock = .system) {
         self.dataDirectory = dataDirectory
+        self.clock = clock
         self.store = store
         self.sink = sink
         self.settings = settings

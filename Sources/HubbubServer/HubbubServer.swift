@@ -26,8 +26,9 @@ public final class HubbubServer: Sendable {
     ///   - domains: the domains to run (tests add their own).
     ///   - tlsOnFreePort: serve TLS on a free port even though `tls.port` is 0 (tests).
     ///   - stopsOnSignals: SIGTERM and SIGINT start the graceful stop (the executable; not tests).
+    ///   - clock: the domains' time (tests move a clock of their own).
     public init(configuration: HubbubConfiguration, logger: Logger, domains: [any Domain.Type] = HubbubServer.standardDomains,
-                tlsOnFreePort: Bool = false, stopsOnSignals: Bool = false) throws {
+                tlsOnFreePort: Bool = false, stopsOnSignals: Bool = false, clock: WallClock = .system) throws {
         self.configuration = configuration
         self.logger = logger
         logger.info("configuration", metadata: configuration.summary(domains: domains))
@@ -57,7 +58,8 @@ public final class HubbubServer: Sendable {
         let context = DomainContext(store: store, sink: sink, settings: configuration.domainSettings,
                                     roomHistory: .init(count: r.historySize, maxAgeSeconds: Double(r.historySeconds), maxBytes: r.historyBytes,
                                                        budget: HistoryBudget(limitBytes: r.totalHistoryBytes)),
-                                    capabilities: capabilities, logger: logger, dataDirectory: configuration.dataDir)
+                                    capabilities: capabilities, logger: logger, dataDirectory: configuration.dataDir,
+                                    clock: clock)
         let built = try domains.map { try $0.init(context: context) }
         erasure.attach(built)
         let registry = try DomainRegistry(domains: built)

@@ -104,6 +104,31 @@ public struct Room: Sendable {
         account = limits.budget.map(HistoryAccount.init)
     }
 
+    /// A room whose pushes are durable (a user's stream), as it stood: its last `seq` and the
+    /// pushes still kept for recovery, oldest first (each as encoded when it was first published).
+    public init(name: String, epoch: String, seq: UInt64, restoring kept: [(seq: UInt64, payload: [UInt8], at: Double)],
+                limits: HistoryLimits, now: Double) {
+        self.init(name: name, epoch: epoch, limits: limits)
+        self.seq = seq
+        for entry in kept where entry.seq <= seq { record(entry.seq, OutboundMessage(kind: .text, payload: entry.payload), entry.at) }
+        trimHistory(now: now)
+    }
+
+    /// The push that `publish(prepared:)` will hand out as `seq` (for owners that make a push
+    /// durable before they publish it, and so encode it first).
+    public func prepare(_ event: some RoomEvent, data: JSON, seq: UInt64) -> OutboundMessage {
+        OutboundMessage(text: Envelope.push(room: name, seq: seq, epoch: epoch, event: event.rawValue, data: data))
+    }
+
+    /// Publishes a push encoded by `prepare` for the next `seq`, now durable: recorded and handed to
+    /// every member like `publish`.
+    public mutating func publish(prepared message: OutboundMessage, seq next: UInt64, now: Double, sink: any PushSink) {
+        precondition(next == seq + 1, "prepared pushes are published in seq order")
+        seq = next
+        record(seq, message, now)
+        for group in members where !group.isEmpty { sink.deliver(message, to: group) }
+    }
+
     public var memberCount: Int { positions.count }
     /// Pushes kept for recovery.
     public var historyCount: Int { history.count - historyStart }

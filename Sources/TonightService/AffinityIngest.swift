@@ -14,6 +14,8 @@ struct AffinityIngest: Sendable {
     let maxBodyBytes: Int
     /// Artists' recommendations written per transaction.
     var batch = 500
+    /// Told which artists' recommendations changed once they are durable, before the ingest answers.
+    var onChange: @Sendable ([String]) async -> Void = { _ in }
 
     var endpoint: HTTPEndpoint {
         HTTPEndpoint("POST", "/api/feeds/affinity", maxBodyBytes: maxBodyBytes) { request in await run(request.body) }
@@ -44,7 +46,7 @@ struct AffinityIngest: Sendable {
 
     /// Resolves each block's artist and recommendations, writes the changed ones in one transaction.
     private func apply(_ blocks: [AffinityBlock], _ report: inout IngestReport) async throws {
-        var writes: [(String, [Catalog.Recommendation])] = []
+        var writes: [(String, [EventCatalog.Recommendation])] = []
         for block in blocks {
             let matches = catalog.artists(named: block.header)
             guard matches.count == 1, let artist = matches.first else {
@@ -52,18 +54,18 @@ struct AffinityIngest: Sendable {
                 report.rejects.append(.init(record: "line \(block.line)", line: block.line, reason: reason))
                 continue
             }
-            var list: [Catalog.Recommendation] = []
+            var list: [EventCatalog.Recommendation] = []
             for r in block.recommendations {
                 guard catalog.artist(r.artist) != nil else {
                     report.rejects.append(.init(record: "line \(r.line)", line: r.line, reason: "unknown artist ID \(r.artist)"))
                     continue
                 }
-                list.append(Catalog.Recommendation(artist: r.artist, score: r.score))
+                list.append(EventCatalog.Recommendation(artist: r.artist, score: r.score))
             }
             let old = catalog.recommendations(of: artist)
             if old.isEmpty {
                 report.added += 1
-            } else if old == Catalog.ordered(list) {
+            } else if old == EventCatalog.ordered(list) {
                 report.unchanged += 1
                 continue
             } else {
@@ -75,5 +77,6 @@ struct AffinityIngest: Sendable {
         let rows = writes
         try await store.write { db in for (artist, list) in rows { try CatalogRows.replaceRecommendations(of: artist, with: list, db) } }
         for (artist, list) in rows { catalog.setRecommendations(list, of: artist) }
+        await onChange(rows.map(\.0))
     }
 }

@@ -56,17 +56,17 @@ enum CatalogRows {
     }
 
     /// Replaces `artist`'s recommendations.
-    static func replaceRecommendations(of artist: String, with list: [Catalog.Recommendation], _ db: Database) throws {
+    static func replaceRecommendations(of artist: String, with list: [EventCatalog.Recommendation], _ db: Database) throws {
         try db.cachedStatement(sql: "DELETE FROM tonight_affinity WHERE artist = ?").execute(arguments: [artist])
         let insert = try db.cachedStatement(sql: "INSERT OR REPLACE INTO tonight_affinity (artist, recommended, score) VALUES (?, ?, ?)")
         for r in list { try insert.execute(arguments: [artist, r.artist, r.score]) }
     }
 
     /// Every artist's recommendations, for the catalog at start-up.
-    static func recommendations(_ db: Database) throws -> [String: [Catalog.Recommendation]] {
-        var out: [String: [Catalog.Recommendation]] = [:]
+    static func recommendations(_ db: Database) throws -> [String: [EventCatalog.Recommendation]] {
+        var out: [String: [EventCatalog.Recommendation]] = [:]
         for r in try Row.fetchAll(db, sql: "SELECT artist, recommended, score FROM tonight_affinity") {
-            out[r["artist"], default: []].append(Catalog.Recommendation(artist: r["recommended"], score: r["score"]))
+            out[r["artist"], default: []].append(EventCatalog.Recommendation(artist: r["recommended"], score: r["score"]))
         }
         return out
     }

@@ -16,6 +16,9 @@ struct EventFeedIngest: Sendable {
     let maxBodyBytes: Int
     /// Records per durable write.
     var batch = 2_000
+    /// Told of the events added or changed (as they were, as they are) once they are durable,
+    /// before the ingest answers: users' suggestions, announcements and changes.
+    var onEvents: @Sendable ([(old: FeedEvent?, new: FeedEvent)]) async -> Void = { _ in }
     var endpoint: HTTPEndpoint {
         HTTPEndpoint("POST", "/api/feeds/events", maxBodyBytes: maxBodyBytes) { request in await run(request.body) }
     }
@@ -24,6 +27,8 @@ struct EventFeedIngest: Sendable {
     struct Tally {
         var report = IngestReport()
         var unlocated = 0
+        /// Events added or changed: as they were (nil: new) and as they are.
+        var events: [(old: FeedEvent?, new: FeedEvent)] = []
     }
 
     func run(_ body: RequestBody) async -> HTTPResponse {
@@ -56,8 +61,10 @@ struct EventFeedIngest: Sendable {
         } catch is RequestBody.Aborted {
             return .error(400, "the body did not arrive whole") // the transport has answered already
         } catch {
+            await onEvents(tally.events)
             return .error(503, "could not save the feed; what was written before stays: \(error)", headers: [("Retry-After", "5")])
         }
+        await onEvents(tally.events)
         let counts = tally.report.fields([("unlocated", .int(tally.unlocated))])
         guard let failure else { return .json(200, .object(counts)) }
         return .error(400, failure.message, [("line", .int(failure.line)), ("column", .int(failure.column)), ("offset", .int(failure.offset))] + counts)
@@ -85,6 +92,7 @@ struct EventFeedIngest: Sendable {
     /// Writes what changed in one transaction, then updates the catalog and the counts.
     private func write(_ records: [(FeedRecord, Int)], _ tally: inout Tally) async throws {
         var changed: [FeedRecord] = []
+        var events: [(old: FeedEvent?, new: FeedEvent)] = []
         for (record, line) in records {
             if case .venue(let v) = record {
                 if let zone = v.timeZone, TimeZone(identifier: zone) == nil {
@@ -96,12 +104,14 @@ struct EventFeedIngest: Sendable {
             switch catalog.change(record) {
             case .added: tally.report.added += 1; changed.append(record)
             case .changed: tally.report.changed += 1; changed.append(record)
-            case .unchanged: tally.report.unchanged += 1
+            case .unchanged: tally.report.unchanged += 1; continue
             }
+            if case .event(let e) = record { events.append((catalog.event(e.id), e)) }
         }
         guard !changed.isEmpty else { return }
         let rows = changed
         try await store.write { db in for r in rows { try CatalogRows.upsert(r, db) } }
         catalog.apply(rows)
+        tally.events += events
     }
 }

@@ -1,12 +1,15 @@
 import DomainSeam
 import Foundation
 import GRDB
+import Realtime
+import ServiceLifecycle
 import Storage
 import Tonight
 
-/// Tonight's events (seeds 000, 004, 002) on the seam. So far: the event-info feed's ingest
-/// (`POST /api/feeds/events`) and the affinity feed's (`POST /api/feeds/affinity`) into a durable
-/// catalog; users, suggestions and rooms come next.
+/// Tonight's events (seeds 000, 004, 002) on the seam: the feeds' ingest into a durable catalog,
+/// an actor per event-goer hosting their durable `user:` room, `event:` rooms with providers' live
+/// updates, the tonight ops, and the clock that moves events into tonight's window and sends
+/// reminders.
 public struct TonightDomain: Domain {
     public static let name = "tonight"
 
@@ -15,26 +18,125 @@ public struct TonightDomain: Domain {
                                              help: "the largest feed body POST /api/feeds/... takes (413 beyond it)")
     public static let ingestBatch = Setting("tonight.ingestBatch", default: 2_000, range: 1...100_000,
                                             help: "feed records written per transaction while a feed is ingested")
+    public static let nightEndHour = Setting("tonight.nightEndHour", default: 4, range: 0...12,
+                                             help: "the venue-local hour tonight ends (events before it, after midnight, are still tonight's)")
+    public static let defaultTimeZone = Setting("tonight.defaultTimeZone", default: "UTC",
+                                                help: "the time zone of venues the feed gives none for (an IANA name)")
+    public static let maxRadiusKm = Setting("tonight.maxRadiusKm", default: 300.0, range: 1...20_000,
+                                            help: "the largest radius prefs.set and events.nearby take, in km")
+    public static let announceDays = Setting("tonight.announceDays", default: 180, range: 1...3_650,
+                                             help: "event.announced covers a favourite artist's new events up to this many days ahead")
+    public static let reminderMinutes = Setting("tonight.reminderMinutes", default: 60, range: 1...10_080,
+                                                help: "a followed event's event.reminder comes this many minutes before its start")
+    public static let userHistoryCount = Setting("tonight.userHistoryCount", default: 200, range: 1...100_000,
+                                                 help: "pushes a user: room keeps (durably) for recovery with since")
+    public static let userHistoryHours = Setting("tonight.userHistoryHours", default: 168, range: 1...8_760,
+                                                 help: "hours a user: room keeps a push for recovery")
+    public static let tickSeconds = Setting("tonight.tickSeconds", default: 30, range: 1...3_600,
+                                            help: "seconds between looks at the clock (events entering tonight's window, reminders due)")
+    public static let idleSeconds = Setting("tonight.idleSeconds", default: 600, range: 1...86_400,
+                                            help: "seconds a user: or event: room nobody watches stays in memory")
+    public static let maxResults = Setting("tonight.maxResults", default: 100, range: 1...10_000,
+                                           help: "most events events.tonight, events.explore and events.nearby answer")
+    public static let maxSearchResults = Setting("tonight.maxSearchResults", default: 50, range: 1...1_000,
+                                                 help: "most artists artist.search answers (its limit defaults to 10)")
+    public static let maxLiveBytes = Setting("tonight.maxLiveBytes", default: 65_536, range: 256...(16 << 20),
+                                             help: "the largest body POST /api/events/<id>/live takes")
 
-    public static var settings: [any AnySetting] { [maxFeedBytes, ingestBatch] }
+    public static var settings: [any AnySetting] {
+        [maxFeedBytes, ingestBatch, nightEndHour, defaultTimeZone, maxRadiusKm, announceDays, reminderMinutes, userHistoryCount,
+         userHistoryHours, tickSeconds, idleSeconds, maxResults, maxSearchResults, maxLiveBytes]
+    }
 
     public static func migrations(_ migrator: inout DatabaseMigrator) { TonightSchema.register(&migrator) }
 
     public let catalog: Catalog
+    let goers: EventGoers
+    let eventRooms: EventRooms
     private let ingest: EventFeedIngest
     private let affinity: AffinityIngest
+    private let settings: SettingValues
 
     public init(context: DomainContext) throws {
-        catalog = Catalog(try context.store.readNow { db in try CatalogRows.all(db) })
+        let s = context.settings
+        var rules = EventCatalog.Rules()
+        rules.night = NightWindow(endHour: s[Self.nightEndHour])
+        guard let zone = TimeZone(identifier: s[Self.defaultTimeZone]) else {
+            throw BadSetting(description: "tonight.defaultTimeZone: \(s[Self.defaultTimeZone]) is not a time zone")
+        }
+        rules.defaultZone = zone
+        catalog = Catalog(rules: rules, try context.store.readNow { db in try CatalogRows.all(db) })
         for (artist, list) in try context.store.readNow({ db in try CatalogRows.recommendations(db) }) {
             catalog.setRecommendations(list, of: artist)
         }
-        var ingest = EventFeedIngest(catalog: catalog, store: context.store, maxBodyBytes: context.settings[Self.maxFeedBytes])
-        ingest.batch = context.settings[Self.ingestBatch]
+        var configuration = EventGoers.Configuration()
+        configuration.reminderSeconds = Double(s[Self.reminderMinutes]) * 60
+        configuration.announceSeconds = Double(s[Self.announceDays]) * 86_400
+        configuration.history = Room.HistoryLimits(count: s[Self.userHistoryCount], maxAgeSeconds: Double(s[Self.userHistoryHours]) * 3_600,
+                                                   maxBytes: 1 << 20)
+        configuration.idleSeconds = Double(s[Self.idleSeconds])
+        let goers = try EventGoers(catalog: catalog, store: context.store, sink: context.sink, clock: context.clock,
+                                   configuration: configuration, logger: context.logger)
+        self.goers = goers
+        let rooms = EventRooms(catalog: catalog, store: context.store, sink: context.sink, clock: context.clock,
+                               history: context.roomHistory, idleSeconds: Double(s[Self.idleSeconds]))
+        eventRooms = rooms
+        var ingest = EventFeedIngest(catalog: catalog, store: context.store, maxBodyBytes: s[Self.maxFeedBytes])
+        ingest.batch = s[Self.ingestBatch]
+        ingest.onEvents = { updates in await goers.eventsApplied(updates, rooms: rooms) }
         self.ingest = ingest
-        affinity = AffinityIngest(catalog: catalog, store: context.store, maxBodyBytes: context.settings[Self.maxFeedBytes])
+        var affinity = AffinityIngest(catalog: catalog, store: context.store, maxBodyBytes: s[Self.maxFeedBytes])
+        affinity.onChange = { artists in await goers.recommendationsChanged(artists) }
+        self.affinity = affinity
+        settings = s
     }
 
-    public var ops: [Op] { [] }
-    public var endpoints: [HTTPEndpoint] { [ingest.endpoint, affinity.endpoint] }
+    public var endpoints: [HTTPEndpoint] {
+        [ingest.endpoint, affinity.endpoint, eventRooms.liveEndpoint(maxBodyBytes: settings[Self.maxLiveBytes])]
+    }
+
+    public var rooms: [any RoomDirectory] { [UserRooms(goers: goers), eventRooms] }
+
+    public var services: [any Service] {
+        let goers = self.goers, rooms = eventRooms
+        return [TonightClock(every: Double(settings[Self.tickSeconds])) { await goers.tick() },
+                Periodic(every: 60) { _ in
+                    await goers.sweep()
+                    await rooms.sweep()
+                }]
+    }
+
+    /// An account deleted: its preferences, favourites, plans, stream and reminders go.
+    public func erase(user: String, _ db: Database) throws {
+        try GoerRows.erase(user, db)
+        goers.forget(user)
+    }
+
+    public var ops: [Op] { TonightOps(catalog: catalog, goers: goers, settings: settings).all }
+}
+
+/// Tonight's clock: `tick` at start (reminders that fell due while the server was down, events
+/// already in tonight's window), then every `interval` seconds until the graceful shutdown.
+struct TonightClock: Service {
+    let interval: Double
+    let tick: @Sendable () async -> Void
+
+    init(every interval: Double, _ tick: @escaping @Sendable () async -> Void) {
+        self.interval = interval
+        self.tick = tick
+    }
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                await tick()
+                do { try await Task.sleep(for: .seconds(interval)) } catch { return }
+            }
+        }
+    }
+}
+
+/// A setting the domain cannot work with (beyond its range checks).
+struct BadSetting: Error, CustomStringConvertible {
+    var description: String
 }

@@ -1,6 +1,7 @@
 import GRDB
 
-/// Tables of the tonight domain: the event feed's catalog (categories, artists, venues, events).
+/// Tables of the tonight domain: the event feed's catalog (categories, artists, venues, events), the
+/// affinity feed, and event-goers' state and streams.
 public enum TonightSchema {
     public static func register(_ migrator: inout DatabaseMigrator) {
         migrator.registerMigration("tonight.v1") { db in
@@ -46,6 +47,62 @@ public enum TonightSchema {
                     recommended TEXT NOT NULL,
                     score REAL NOT NULL,
                     PRIMARY KEY (artist, recommended)
+                ) WITHOUT ROWID;
+                """)
+        }
+        migrator.registerMigration("tonight.v3") { db in
+            // Event-goers: preferences and their user: room's epoch and last seq, favourites, plans
+            // (followed or dismissed), the record of what was pushed once, the user: room's durable
+            // history, the reminders' timer queue, and the live state of event: rooms.
+            try db.execute(sql: """
+                CREATE TABLE tonight_goer (
+                    user TEXT PRIMARY KEY,
+                    lat REAL, lon REAL, radius_km REAL,      -- NULL until prefs.set
+                    max_price REAL,
+                    categories TEXT NOT NULL DEFAULT '',     -- chosen category ids, joined
+                    epoch TEXT NOT NULL,
+                    seq INTEGER NOT NULL DEFAULT 0
+                ) WITHOUT ROWID;
+                CREATE TABLE tonight_favorite (
+                    user TEXT NOT NULL,
+                    kind TEXT NOT NULL,                      -- artist | category
+                    id TEXT NOT NULL,
+                    PRIMARY KEY (user, kind, id)
+                ) WITHOUT ROWID;
+                CREATE TABLE tonight_plan (
+                    user TEXT NOT NULL,
+                    event TEXT NOT NULL,
+                    followed INTEGER NOT NULL,               -- 1 followed, 0 dismissed
+                    at REAL NOT NULL,
+                    PRIMARY KEY (user, event)
+                ) WITHOUT ROWID;
+                CREATE INDEX tonight_plan_event ON tonight_plan (event);
+                CREATE TABLE tonight_pushed (
+                    user TEXT NOT NULL,
+                    event TEXT NOT NULL,
+                    kind TEXT NOT NULL,                      -- tonight.suggested | event.announced
+                    at REAL NOT NULL,
+                    PRIMARY KEY (user, event, kind)
+                ) WITHOUT ROWID;
+                CREATE TABLE tonight_user_push (
+                    user TEXT NOT NULL,
+                    seq INTEGER NOT NULL,
+                    at REAL NOT NULL,
+                    payload BLOB NOT NULL,                   -- the push as sent (room, seq, epoch, event, data)
+                    PRIMARY KEY (user, seq)
+                ) WITHOUT ROWID;
+                CREATE TABLE tonight_reminder (
+                    user TEXT NOT NULL,
+                    event TEXT NOT NULL,
+                    due REAL NOT NULL,
+                    PRIMARY KEY (user, event)
+                ) WITHOUT ROWID;
+                CREATE INDEX tonight_reminder_due ON tonight_reminder (due);
+                CREATE INDEX tonight_reminder_event ON tonight_reminder (event);
+                CREATE TABLE tonight_live (
+                    event TEXT PRIMARY KEY,
+                    state TEXT NOT NULL,                     -- the latest event.live data, JSON
+                    at REAL NOT NULL
                 ) WITHOUT ROWID;
                 """)
         }

@@ -21,7 +21,7 @@ public final class TestServer: @unchecked Sendable {
     public static let operatorHeader = "Authorization: Bearer \(apiKey)\r\n"
 
     public init(tls: Bool = false, dataDir: String? = nil, domains: [any Domain.Type] = HubbubServer.standardDomains,
-                logger: Logger = Logger(label: "test"), _ configure: (inout HubbubConfiguration) -> Void = { _ in }) throws {
+                logger: Logger = Logger(label: "test"), clock: WallClock = .system, _ configure: (inout HubbubConfiguration) -> Void = { _ in }) throws {
         var config = HubbubConfiguration()
         config.host = "127.0.0.1"
         config.port = 0
@@ -43,12 +43,29 @@ public final class TestServer: @unchecked Sendable {
         }
         configure(&config)
         // tls.port 0 means "off" in configuration; tests want TLS on a free port.
-        server = try HubbubServer(configuration: config, logger: logger, domains: domains, tlsOnFreePort: tls)
+        server = try HubbubServer(configuration: config, logger: logger, domains: domains, tlsOnFreePort: tls, clock: clock)
         configuration = config
         server.start()
     }
 
     public func stop() { server.shutdown() }
+}
+
+/// A clock tests set and move by hand (`TestServer(clock: fake.clock)`).
+public final class FakeClock: @unchecked Sendable {
+    private let lock = NSLock()
+    private var time: Double
+
+    public init(_ time: Double) { self.time = time }
+
+    public var now: Double {
+        get { lock.lock(); defer { lock.unlock() }; return time }
+        set { lock.lock(); time = newValue; lock.unlock() }
+    }
+
+    public func advance(_ seconds: Double) { now += seconds }
+
+    public var clock: WallClock { WallClock { [self] in now } }
 }
 
 /// A self-signed certificate for tests, made once per process with the openssl command.

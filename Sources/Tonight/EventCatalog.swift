@@ -1,0 +1,243 @@
+import Foundation
+
+/// The event feed's catalog (categories, artists, venues, events and the affinity feed's
+/// recommendations) with the indexes tonight's questions need: venues by place, events by venue,
+/// artist and category, artists by name. A value: records in, answers out; the service keeps one
+/// behind a lock.
+public struct EventCatalog: Sendable {
+    /// How a record compares with what the catalog holds.
+    public enum Change: Sendable { case added, changed, unchanged }
+
+    /// One recommended artist of an artist (the affinity feed).
+    public struct Recommendation: Sendable, Equatable {
+        public var artist: String
+        public var score: Double
+        public init(artist: String, score: Double) {
+            self.artist = artist
+            self.score = score
+        }
+    }
+
+    /// What tonight means: when the night ends, and the zone of venues without one.
+    public struct Rules: Sendable {
+        public var night = NightWindow()
+        public var defaultZone = TimeZone(identifier: "UTC")!
+        public init() {}
+    }
+
+    public let rules: Rules
+    public private(set) var categories: [String: FeedCategory] = [:]
+    public private(set) var artists: [String: FeedArtist] = [:]
+    public private(set) var venues: [String: FeedVenue] = [:]
+    public private(set) var events: [String: FeedEvent] = [:]
+    /// Each event's start as an instant (its venue's zone applied).
+    public private(set) var startsAt: [String: Double] = [:]
+    /// Each artist's recommendations, best score first.
+    public private(set) var recommendations: [String: [Recommendation]] = [:]
+
+    /// Artist ids by `NameKey` of their names (affinity headers).
+    private var artistsByName: [String: Set<String>] = [:]
+    /// For each artist, the artists it is recommended for, with the score.
+    private var recommendedFor: [String: [String: Double]] = [:]
+    private var venueIndex = PlaceIndex<String>()
+    private var zones: [String: ZoneClock] = [:]
+    private var eventsByVenue: [String: Set<String>] = [:]
+    private var eventsByArtist: [String: Set<String>] = [:]
+    private var eventsByCategory: [String: Set<String>] = [:]
+    /// Built on the first search after artists changed.
+    private var search: ArtistSearch?
+
+    public init(rules: Rules = Rules(), _ records: [FeedRecord] = []) {
+        self.rules = rules
+        apply(records)
+    }
+
+    public func change(_ record: FeedRecord) -> Change {
+        let held: FeedRecord? = switch record {
+        case .category(let c): categories[c.id].map(FeedRecord.category)
+        case .artist(let a): artists[a.id].map(FeedRecord.artist)
+        case .venue(let v): venues[v.id].map(FeedRecord.venue)
+        case .event(let e): events[e.id].map(FeedRecord.event)
+        }
+        guard let held else { return .added }
+        return held == record ? .unchanged : .changed
+    }
+
+    /// Takes records in (replacing those of the same id), keeping every index in step.
+    public mutating func apply(_ records: [FeedRecord]) {
+        for r in records {
+            switch r {
+            case .category(let c): categories[c.id] = c
+            case .artist(let a):
+                if let old = artists[a.id] { artistsByName[NameKey.of(old.name)]?.remove(a.id) }
+                artists[a.id] = a
+                artistsByName[NameKey.of(a.name), default: []].insert(a.id)
+                search = nil
+            case .venue(let v):
+                venues[v.id] = v
+                if let name = v.timeZone, zones[name] == nil, let zone = TimeZone(identifier: name) { zones[name] = ZoneClock(zone) }
+                if let lat = v.latitude, let lon = v.longitude { venueIndex.set(v.id, at: Place(lat: lat, lon: lon)) } else { venueIndex.set(v.id, at: nil) }
+                for e in eventsByVenue[v.id] ?? [] { if let event = events[e] { startsAt[e] = zone(of: v.id).instant(of: event.start) } }
+            case .event(let e): put(e)
+            }
+        }
+    }
+
+    private mutating func put(_ e: FeedEvent) {
+        if let old = events[e.id] {
+            eventsByVenue[old.venue]?.remove(e.id)
+            for a in old.performers { eventsByArtist[a]?.remove(e.id) }
+            for c in old.categories { eventsByCategory[c]?.remove(e.id) }
+        }
+        events[e.id] = e
+        eventsByVenue[e.venue, default: []].insert(e.id)
+        for a in e.performers { eventsByArtist[a, default: []].insert(e.id) }
+        for c in e.categories { eventsByCategory[c, default: []].insert(e.id) }
+        startsAt[e.id] = zone(of: e.venue).instant(of: e.start)
+    }
+
+    /// The clock of a venue's zone (the default zone when it has none or an unknown one).
+    public func zone(of venue: String) -> ZoneClock {
+        venues[venue]?.timeZone.flatMap { zones[$0] } ?? defaultClock
+    }
+
+    private var defaultClock: ZoneClock { ZoneClock(rules.defaultZone) }
+
+    /// The ids of the artists called `name` (case and accents aside).
+    public func artists(named name: String) -> Set<String> { artistsByName[NameKey.of(name)] ?? [] }
+
+    /// An artist's recommendations, replacing the earlier ones.
+    public mutating func setRecommendations(_ list: [Recommendation], of artist: String) {
+        for old in recommendations[artist] ?? [] { recommendedFor[old.artist]?[artist] = nil }
+        let ordered = Self.ordered(list)
+        recommendations[artist] = ordered.isEmpty ? nil : ordered
+        for r in ordered { recommendedFor[r.artist, default: [:]][artist] = r.score }
+    }
+
+    /// Recommendations as the catalog keeps them: best score first, ties by artist id.
+    public static func ordered(_ list: [Recommendation]) -> [Recommendation] {
+        list.sorted { ($0.score, $1.artist) > ($1.score, $0.artist) }
+    }
+
+    /// The artists `artist` is recommended for (whose fans may like it), with the score.
+    public func recommending(_ artist: String) -> [String: Double] { recommendedFor[artist] ?? [:] }
+
+    public func place(ofVenue id: String) -> Place? { venueIndex.place(of: id) }
+
+    /// Up to `limit` artists for a type-ahead query (see `ArtistSearch`).
+    public mutating func searchArtists(_ query: String, limit: Int) -> [String] {
+        if search == nil { search = ArtistSearch(artists.values.lazy.map { (id: $0.id, name: $0.name) }) }
+        return search!.find(query, limit: limit)
+    }
+
+    // MARK: What users see
+
+    /// Whether tickets can be had: on sale, or rescheduled to a date that is on sale.
+    public static func isBookable(_ e: FeedEvent) -> Bool { e.status == .onsale || e.status == .rescheduled }
+
+    /// Whether `e` costs at most `maxPrice` (major units); events without a price pass.
+    public static func isWithinBudget(_ e: FeedEvent, _ maxPrice: Double?) -> Bool {
+        guard let maxPrice, let cents = e.minPrice else { return true }
+        return Double(cents) <= maxPrice * 100 + 0.5
+    }
+
+    /// An event's categories and their parents.
+    public func categoryLineage(_ e: FeedEvent) -> Set<String> {
+        var out = Set(e.categories)
+        for c in e.categories { if let parent = categories[c]?.parent { out.insert(parent) } }
+        return out
+    }
+
+    /// Why `goer` would want `e`, if they would: a favourite performer, a favourite category, or a
+    /// performer recommended for one of their favourites (the best score).
+    public func reason(for e: FeedEvent, _ goer: EventGoer) -> Reason? {
+        if let a = e.performers.first(where: goer.artists.contains) { return .favorite(artist: a) }
+        if !goer.categories.isEmpty, let c = categoryLineage(e).sorted().first(where: goer.categories.contains) { return .category(c) }
+        var best: (String, Double)?
+        for p in e.performers {
+            for (fan, score) in recommendedFor[p] ?? [:] where goer.artists.contains(fan) {
+                if best == nil || (score, best!.0) > (best!.1, fan) { best = (fan, score) }
+            }
+        }
+        return best.map { .similar(to: $0.0, score: $0.1) }
+    }
+
+    /// Whether `e` passes `prefs`' budget and categories.
+    func suits(_ e: FeedEvent, _ prefs: Preferences) -> Bool {
+        Self.isWithinBudget(e, prefs.maxPrice) && (prefs.categories.isEmpty || !categoryLineage(e).isDisjoint(with: prefs.categories))
+    }
+
+    /// Tonight's suggestions for `goer` at `now` (design.md): bookable events starting between now
+    /// and the end of their venue's local night, within the radius, within budget, in the chosen
+    /// categories, by a favourite or a recommended artist, not followed or dismissed; in
+    /// `Suggestion.ordered` order.
+    public func tonight(for goer: EventGoer, now: Double) -> [Suggestion] {
+        guard let prefs = goer.prefs else { return [] }
+        var out: [Suggestion] = []
+        for (venue, _) in venueIndex.within(prefs.radiusKm, of: prefs.location) {
+            guard let ids = eventsByVenue[venue], !ids.isEmpty else { continue }
+            let clock = zone(of: venue), end = rules.night.end(at: now, in: clock)
+            for id in ids {
+                guard let start = startsAt[id], start >= now, start < end, let e = events[id], Self.isBookable(e),
+                      !goer.excludes(id), suits(e, prefs), let why = reason(for: e, goer) else { continue }
+                out.append(Suggestion(event: id, reason: why, startsAt: start))
+            }
+        }
+        return out.sorted(by: Suggestion.ordered)
+    }
+
+    /// Whether `id` is in `goer`'s tonight set at `now` (the same rules as `tonight`, for one event).
+    public func isTonight(_ id: String, for goer: EventGoer, now: Double) -> Suggestion? {
+        guard let prefs = goer.prefs, let e = events[id], let start = startsAt[id], start >= now, Self.isBookable(e),
+              !goer.excludes(id), suits(e, prefs), let at = venueIndex.place(of: e.venue),
+              prefs.location.kilometres(to: at) <= prefs.radiusKm, start < rules.night.end(at: now, in: zone(of: e.venue)),
+              let why = reason(for: e, goer) else { return nil }
+        return Suggestion(event: id, reason: why, startsAt: start)
+    }
+
+    /// Affinity cards (`events.explore`): bookable events at any date ahead by artists recommended
+    /// for `goer`'s favourites (within the radius when a place is set), best score first; followed
+    /// and dismissed events left out.
+    public func explore(for goer: EventGoer, now: Double, limit: Int) -> [Suggestion] {
+        var best: [String: Suggestion] = [:]
+        for fan in goer.artists {
+            for r in recommendations[fan] ?? [] where !goer.artists.contains(r.artist) {
+                for id in eventsByArtist[r.artist] ?? [] {
+                    guard let e = events[id], let start = startsAt[id], start >= now, Self.isBookable(e), !goer.excludes(id) else { continue }
+                    if let prefs = goer.prefs {
+                        guard suits(e, prefs), let at = venueIndex.place(of: e.venue), prefs.location.kilometres(to: at) <= prefs.radiusKm else { continue }
+                    }
+                    let s = Suggestion(event: id, reason: .similar(to: fan, score: r.score), startsAt: start)
+                    if let held = best[id], !Suggestion.ordered(s, held) { continue }
+                    best[id] = s
+                }
+            }
+        }
+        return Array(best.values.sorted(by: Suggestion.ordered).prefix(limit))
+    }
+
+    /// Events near `center` (`events.nearby`) that are not over and not cancelled, by start.
+    public func nearby(_ center: Place, km: Double, now: Double, limit: Int) -> [String] {
+        var found: [(Double, String)] = []
+        for (venue, _) in venueIndex.within(km, of: center) {
+            for id in eventsByVenue[venue] ?? [] {
+                guard let start = startsAt[id], start >= now, let e = events[id], e.status != .cancelled else { continue }
+                found.append((start, id))
+            }
+        }
+        return found.sorted { $0 < $1 }.prefix(limit).map(\.1)
+    }
+
+    /// An artist's events that are not over, by start.
+    public func upcoming(of artist: String, now: Double) -> [String] {
+        (eventsByArtist[artist] ?? []).compactMap { id in startsAt[id].flatMap { $0 >= now ? ($0, id) : nil } }
+            .sorted { $0 < $1 }.map(\.1)
+    }
+
+    /// Events of `category` (or a child of it) — for the users who favour it.
+    public func events(inCategory category: String) -> Set<String> { eventsByCategory[category] ?? [] }
+
+    public var counts: (categories: Int, artists: Int, venues: Int, events: Int) {
+        (categories.count, artists.count, venues.count, events.count)
+    }
+}

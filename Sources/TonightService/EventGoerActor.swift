@@ -1,0 +1,263 @@
+import DomainSeam
+import Foundation
+import GRDB
+import HubbubCrypto
+import Realtime
+import Storage
+import Tonight
+import WebSocket
+
+/// One event-goer, live: their tonight state (an `EventGoer`) and their `user:` room, whose
+/// pushes are durable. Every change of the user's state and every push to them goes through here,
+/// one at a time.
+///
+/// A push is written before it is published: it waits in `outbox`, and one write at a time
+/// (`flush`) records, in a single transaction, that it was made (once per user and event for
+/// suggestions and announcements: an insert that finds the pair already there drops the push),
+/// its seq and its encoded form in the room's durable history. Only then is it published, in seq
+/// order. So a push is never sent twice, not even across a crash, and one made while the user was
+/// offline is replayed on their next `subscribe` with `since`, across restarts too.
+actor EventGoerActor: RoomHost {
+    /// A push waiting to be written.
+    struct Pending: Sendable {
+        var event: TonightEvent
+        var data: JSON
+        /// For pushes made once per user and event (`tonight.suggested`, `event.announced`): the event.
+        var once: String?
+        /// Written in the same transaction (a reminder's removal, a reminder re-armed).
+        var also: (@Sendable (Database) throws -> Void)?
+    }
+
+    nonisolated let user: String
+    private let goers: EventGoers
+    private(set) var goer: EventGoer
+    /// The `user:` room, read from the store when first needed and let go when idle.
+    private var room: Room?
+    private var loading: Task<Room, Error>?
+    /// `kind:event` pairs known to be pushed already (a cache of `tonight_pushed`).
+    private var known: Set<String> = []
+    private var outbox: [Pending] = []
+    private var flushing = false
+    private var lastActivity: Double
+
+    init(goer: EventGoer, goers: EventGoers) {
+        user = goer.user
+        self.goer = goer
+        self.goers = goers
+        lastActivity = goers.clock.now
+    }
+
+    private var store: Store { goers.store }
+    private var roomName: String { "user:\(user)" }
+
+    // MARK: The room
+
+    private func loadedRoom() async throws -> Room {
+        if let room { return room }
+        if let loading { return try await loading.value }
+        let store = self.store, user = self.user, name = roomName, limits = goers.configuration.history, now = goers.clock.now
+        let task = Task<Room, Error> {
+            var stored = try await store.read { db in try GoerRows.room(user, db) }
+            if stored == nil {
+                stored = try await store.write { db in
+                    try GoerRows.ensure(user, epoch: Digest.randomToken(length: 8), db)
+                    return try GoerRows.room(user, db)
+                }
+            }
+            guard let stored else { throw StoreError.closed }
+            return Room(name: name, epoch: stored.epoch, seq: stored.seq, restoring: stored.kept, limits: limits, now: now)
+        }
+        loading = task
+        defer { loading = nil }
+        let loaded = try await task.value
+        if room == nil { room = loaded }
+        return room!
+    }
+
+    func subscribe(reply: Replier, since: Since?) async throws(ProtocolError) {
+        do { _ = try await loadedRoom() } catch { throw ProtocolError(.unavailable, "could not read your stream; try again") }
+        let now = goers.clock.now
+        lastActivity = now
+        let snapshot = goers.snapshot(of: goer, now: now)
+        room!.subscribe(reply.member, since: since, now: now, reply: reply) { snapshot }
+    }
+
+    func unsubscribe(_ member: ConnectionID) {
+        room?.leave(member)
+        lastActivity = goers.clock.now
+    }
+
+    /// Lets go of the room and the cache when nobody watches and nothing happened for `seconds`
+    /// (they are read again when needed).
+    func sweep(now: Double, idleAfter seconds: Double) {
+        room?.trimHistory(now: now)
+        guard let room, room.memberCount == 0, !flushing, outbox.isEmpty, now - lastActivity > seconds else { return }
+        self.room = nil
+        known = []
+    }
+
+    // MARK: Changes of the user's state (each answered once durable)
+
+    /// Runs `change` durably, then takes `next` as the user's state and answers `result`.
+    private func commit(_ next: EventGoer, reply: Replier, result: JSON, _ change: @escaping @Sendable (Database) throws -> Void) async throws(ProtocolError) {
+        do { try await store.write(change) } catch { throw ProtocolError(.unavailable, "could not save; try again") }
+        goer = next
+        goers.index(next)
+        lastActivity = goers.clock.now
+        reply.success(result)
+        await refresh()
+    }
+
+    func setPrefs(_ prefs: Preferences, reply: Replier) async throws(ProtocolError) {
+        var next = goer
+        next.prefs = prefs
+        let user = self.user, epoch = Digest.randomToken(length: 8)
+        try await commit(next, reply: reply, result: GoerJSON.prefs(next)) { db in try GoerRows.savePrefs(user, prefs, epoch: epoch, db) }
+    }
+
+    func favorite(_ kind: FavoriteKind, _ id: String, _ on: Bool, reply: Replier) async throws(ProtocolError) {
+        var next = goer
+        switch (kind, on) {
+        case (.artist, true): next.artists.insert(id)
+        case (.artist, false): next.artists.remove(id)
+        case (.category, true): next.categories.insert(id)
+        case (.category, false): next.categories.remove(id)
+        }
+        let user = self.user, epoch = Digest.randomToken(length: 8)
+        let result: JSON = ["artists": .array(next.artists.sorted().map(JSON.string)), "categories": .array(next.categories.sorted().map(JSON.string))]
+        try await commit(next, reply: reply, result: result) { db in _ = try GoerRows.setFavorite(user, kind, id, on, epoch: epoch, db) }
+    }
+
+    /// Follows (`true`), dismisses (`false`) or forgets (`nil`) `event`.
+    func plan(_ event: String, followed: Bool?, reply: Replier) async throws(ProtocolError) {
+        let now = goers.clock.now
+        var next = goer
+        next.followed[event] = nil
+        next.dismissed.remove(event)
+        switch followed {
+        case true?: next.followed[event] = goer.followed[event] ?? now
+        case false?: next.dismissed.insert(event)
+        case nil: break
+        }
+        let user = self.user, epoch = Digest.randomToken(length: 8), at = next.followed[event] ?? now
+        let remindAt = followed == true ? goers.reminderDue(of: event, now: now) : nil
+        try await commit(next, reply: reply, result: ["event": .string(event), "plan": GoerJSON.plan(event, next)]) { db in
+            try GoerRows.setPlan(user, event, followed: followed, at: at, remindAt: remindAt, epoch: epoch, db)
+        }
+    }
+
+    // MARK: Pushes
+
+    /// Pushes `tonight.suggested` for each event now in the user's tonight set that was never
+    /// suggested to them, and `event.announced` for each of `announced` that qualifies.
+    func refresh(announced: [String] = []) async {
+        let now = goers.clock.now
+        let (tonight, news) = goers.catalog.with { c in
+            (c.tonight(for: goer, now: now), announced.compactMap { goers.announcement(of: $0, for: goer, now: now, c) })
+        }
+        for s in tonight where !known.contains(Self.key(.suggested, s.event)) {
+            guard let data = goers.catalog.with({ TonightJSON.suggestion(s, $0) }) else { continue }
+            outbox.append(Pending(event: .suggested, data: data, once: s.event))
+        }
+        for s in news where !known.contains(Self.key(.announced, s.event)) {
+            guard let data = goers.catalog.with({ TonightJSON.suggestion(s, $0) }) else { continue }
+            outbox.append(Pending(event: .announced, data: data, once: s.event))
+        }
+        await flush()
+    }
+
+    /// A feed changed `event`'s `fields`: followers hear of it (`event.changed`), and a new start
+    /// re-arms the reminder.
+    func changed(_ event: String, data: JSON, newStart: Double?) async {
+        guard goer.followed[event] != nil else { return }
+        let user = self.user
+        var also: (@Sendable (Database) throws -> Void)?
+        if let due = newStart.map({ $0 - goers.configuration.reminderSeconds }), due > goers.clock.now {
+            also = { db in
+                try db.execute(sql: "INSERT OR REPLACE INTO tonight_reminder (user, event, due) VALUES (?, ?, ?)", arguments: [user, event, due])
+            }
+        }
+        outbox.append(Pending(event: .changed, data: data, also: also))
+        await flush()
+    }
+
+    /// A reminder fell due: pushed if the user still follows the event and it has not started;
+    /// the queue's entry goes either way, in the same transaction.
+    func remind(_ event: String) async {
+        let now = goers.clock.now, user = self.user
+        let remove: @Sendable (Database) throws -> Void = { db in
+            try db.execute(sql: "DELETE FROM tonight_reminder WHERE user = ? AND event = ?", arguments: [user, event])
+        }
+        guard goer.followed[event] != nil, let start = goers.catalog.startsAt(event), start > now,
+              let data = goers.catalog.with({ c in c.events[event].map { TonightJSON.event($0, c) } }) else {
+            _ = try? await store.write(remove)
+            return
+        }
+        outbox.append(Pending(event: .reminder, data: ["event": data, "minutes": .int(Int(((start - now) / 60).rounded()))], also: remove))
+        await flush()
+    }
+
+    private static func key(_ event: TonightEvent, _ id: String) -> String { "\(event.rawValue):\(id)" }
+
+    /// Writes what waits in `outbox`, one transaction at a time, then publishes it in seq order.
+    private func flush() async {
+        guard !flushing else { return } // the write in flight takes what was added, when it returns
+        flushing = true
+        defer { flushing = false }
+        while !outbox.isEmpty {
+            let batch = outbox
+            outbox = []
+            let base: UInt64, epoch: String
+            do {
+                let r = try await loadedRoom()
+                (base, epoch) = (r.seq, r.epoch)
+            } catch {
+                goers.logger.error("user stream unavailable", metadata: ["user": "\(user)", "error": "\(error)", "dropped": "\(batch.count)"])
+                continue
+            }
+            let user = self.user, name = roomName, now = goers.clock.now, keep = goers.configuration.history
+            let written: [(seq: UInt64, payload: [UInt8])?]
+            do {
+                written = try await store.write { db in
+                    var seq = base
+                    var out: [(seq: UInt64, payload: [UInt8])?] = []
+                    for p in batch {
+                        if let event = p.once {
+                            try db.execute(sql: "INSERT OR IGNORE INTO tonight_pushed (user, event, kind, at) VALUES (?, ?, ?, ?)",
+                                           arguments: [user, event, p.event.rawValue, now])
+                            if db.changesCount == 0 { out.append(nil); continue }
+                        }
+                        try p.also?(db)
+                        seq += 1
+                        let payload = Array(Envelope.push(room: name, seq: seq, epoch: epoch, event: p.event.rawValue, data: p.data).utf8)
+                        try db.execute(sql: "INSERT INTO tonight_user_push (user, seq, at, payload) VALUES (?, ?, ?, ?)",
+                                       arguments: [user, Int64(seq), now, Data(payload)])
+                        out.append((seq, payload))
+                    }
+                    guard seq > base else { return out }
+                    try db.execute(sql: "UPDATE tonight_goer SET seq = ? WHERE user = ? AND seq = ?", arguments: [Int64(seq), user, Int64(base)])
+                    guard db.changesCount == 1 else { throw StreamMovedOn(user: user, seq: base) }
+                    try db.execute(sql: "DELETE FROM tonight_user_push WHERE user = ? AND (seq <= ? OR at < ?)",
+                                   arguments: [user, Int64(seq) - Int64(keep.count), now - keep.maxAgeSeconds])
+                    return out
+                }
+            } catch {
+                goers.logger.error("could not write pushes to a user", metadata: ["user": "\(user)", "error": "\(error)", "dropped": "\(batch.count)"])
+                continue
+            }
+            for (p, w) in zip(batch, written) {
+                if let id = p.once { known.insert(Self.key(p.event, id)) }
+                guard let w else { continue }
+                room!.publish(prepared: OutboundMessage(kind: .text, payload: w.payload), seq: w.seq, now: now, sink: goers.sink)
+            }
+            lastActivity = now
+        }
+    }
+}
+
+/// The stored stream of `user` is past `seq`: something else wrote to it (never expected: one
+/// actor per user writes it). The pushes are not written.
+struct StreamMovedOn: Error {
+    var user: String
+    var seq: UInt64
+}

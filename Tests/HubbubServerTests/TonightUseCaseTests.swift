@@ -1,0 +1,319 @@
+import Foundation
+import HubbubTestSupport
+import Realtime
+import TonightService
+import XCTest
+
+/// Event-goers end to end (seeds 000, 004, 002), on a clock the tests move: suggestions and
+/// announcements exactly once across re-ingests and restarts, changes of followed events with their
+/// previous values, reminders (also those that fell due while the server was down), live event
+/// rooms, and every refusal naming its field.
+final class TonightUseCaseTests: XCTestCase {
+    /// 18:00 in Madrid on Sunday 2026-11-22.
+    static let start = TonightRulesClock.utc("2026-11-22T17:00:00Z")
+    var clock: FakeClock!
+    var server: TestServer!
+
+    override func setUp() async throws {
+        clock = FakeClock(Self.start)
+        server = try Self.server(clock: clock)
+    }
+
+    override func tearDown() async throws { server.stop() }
+
+    static func server(clock: FakeClock, dataDir: String? = nil) throws -> TestServer {
+        try TestServer(dataDir: dataDir, clock: clock.clock) { c in
+            c.domainSettings[TonightDomain.tickSeconds] = 1
+        }
+    }
+
+    func restart() throws {
+        let dir = server.configuration.dataDir
+        server.stop()
+        server = try Self.server(clock: clock, dataDir: dir)
+    }
+
+    static let madrid: JSON = ["lat": 40.4168, "lon": -3.7038]
+
+    /// A feed of feeds.md's shape: two artists, two venues in Madrid, and `events`
+    /// (`id, artist, venue, date, time, status, price`).
+    static func feed(_ events: [(String, String, String, String, String, String, String)]) -> [UInt8] {
+        var xml = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <EventFeed>
+              <Category ID="1"><CategoryName>Music</CategoryName></Category>
+              <Category ID="20"><CategoryName>E-sports</CategoryName></Category>
+              <Artist ID="A1"><ArtistCategory ID="1"/><ArtistName>Celia Games</ArtistName></Artist>
+              <Artist ID="A2"><ArtistCategory ID="1"/><ArtistName>Björk Tribute</ArtistName></Artist>
+              <Venue ID="MAD"><VenueName>La Riviera</VenueName><VenueLatitude>40.4128</VenueLatitude><VenueLongitude>-3.7200</VenueLongitude>
+                <VenueTimeZone>Europe/Madrid</VenueTimeZone></Venue>
+              <Venue ID="MAD2"><VenueName>Sala But</VenueName><VenueLatitude>40.4290</VenueLatitude><VenueLongitude>-3.7100</VenueLongitude>
+                <VenueTimeZone>Europe/Madrid</VenueTimeZone></Venue>
+
+            """
+        for (id, artist, venue, date, time, status, price) in events {
+            xml += """
+                  <Event ID="\(id)"><EventPerformer ID="\(artist)"/><EventCategory ID="1"/><EventVenue ID="\(venue)"/><EventDate>\(date)</EventDate>
+                    <EventTime>\(time)</EventTime><EventStatus>\(status)</EventStatus><MinPrice>\(price)</MinPrice><Currency>EUR</Currency></Event>
+
+                """
+        }
+        return Array((xml + "</EventFeed>\n").utf8)
+    }
+
+    static let tonight = [("E1", "A1", "MAD", "2026-11-22", "21:00", "onsale", "25.00"), ("E2", "A2", "MAD", "2026-11-22", "22:00", "onsale", "20.00"),
+                          ("E3", "A1", "MAD", "2026-11-23", "21:00", "onsale", "25.00")]
+
+    /// An operator request, off the cooperative pool (the test server shares it).
+    func api(_ path: String, _ body: [UInt8]) async throws -> (status: Int, json: JSON?) {
+        let server = self.server!
+        return try await withCheckedThrowingContinuation { k in
+            DispatchQueue.global().async { k.resume(with: Result { try server.api("POST", path, body: body) }) }
+        }
+    }
+
+    func ingest(_ events: [(String, String, String, String, String, String, String)]) async throws {
+        let r = try await api("/api/feeds/events", Self.feed(events))
+        XCTAssertEqual(r.status, 200, r.json?.encoded ?? "")
+    }
+
+    /// The `n`th push (counting from 1) on `c`, waiting at most 10 s.
+    func push(_ c: ProtocolClient, _ n: Int) async throws -> JSON {
+        try await withThrowingTaskGroup(of: JSON.self) { group in
+            group.addTask { try await c.waitForPushes(n)[n - 1] }
+            group.addTask {
+                try await Task.sleep(for: .seconds(10))
+                throw TestError("push \(n) did not arrive within 10 s; got \(c.pushes.map(\.encoded))")
+            }
+            let first = try await group.next()!
+            group.cancelAll()
+            return first
+        }
+    }
+
+    func signIn(_ name: String) async throws -> ProtocolClient {
+        let c = try await ProtocolClient(url: server.url)
+        _ = try await c.ok("account.login", ["login": .string(name), "password": "secret123"])
+        return c
+    }
+
+    func testSuggestionsArriveOnceAcrossReIngestsAndRestarts() async throws {
+        try await ingest(Self.tonight)
+        let (ana, id) = try await server.user("ana")
+        _ = try await ana.ok("prefs.set", ["location": Self.madrid, "radiusKm": 10])
+        let sub = try await ana.ok("subscribe", ["room": .string("user:\(id)")])
+        let epoch = sub["epoch"]?.string ?? ""
+        XCTAssertEqual(sub["snapshot"]?["tonight"]?.items.count, 0, "no favourites yet")
+
+        _ = try await ana.ok("artist.favorite", ["artist": "A1"])
+        let first = try await push(ana, 1)
+        XCTAssertEqual(first["event"]?.string, "tonight.suggested")
+        XCTAssertEqual(first["data"]?["event"]?["id"]?.string, "E1")
+        XCTAssertEqual(first["data"]?["reason"], ["favorite": "A1"])
+        XCTAssertEqual(first["data"]?["event"]?["venue"]?["timeZone"]?.string, "Europe/Madrid")
+
+        // The affinity feed recommends A2 for A1's fans: E2 is suggested, with the score.
+        let affinity = try await api("/api/feeds/affinity", Array("Recommended artists for CELIA GAMES\nA2,Björk Tribute,0.8\n-----\n".utf8))
+        XCTAssertEqual(affinity.json?["added"]?.int, 1, affinity.json?.encoded ?? "")
+        let second = try await push(ana, 2)
+        XCTAssertEqual(second["data"]?["event"]?["id"]?.string, "E2")
+        XCTAssertEqual(second["data"]?["reason"], ["similarTo": "A1", "score": 0.8])
+        let listed = try await ana.ok("events.tonight")
+        XCTAssertEqual(listed["events"]?.items.compactMap { $0["event"]?["id"]?.string }, ["E1", "E2"], "favourites first, then by score")
+
+        // The same feed again, a preference saved again: nothing is suggested twice. The next push is
+        // the next event entering tonight's window (the clock passes 04:00 in Madrid): seq 3.
+        try await ingest(Self.tonight)
+        _ = try await ana.ok("prefs.set", ["location": Self.madrid, "radiusKm": 10])
+        clock.now = TonightRulesClock.utc("2026-11-23T05:00:00Z")
+        let third = try await push(ana, 3)
+        XCTAssertEqual(third["seq"]?.int, 3)
+        XCTAssertEqual(third["data"]?["event"]?["id"]?.string, "E3")
+
+        // A restart: the stream resumes from seq 1 with what was missed, and nothing comes twice.
+        ana.close()
+        try restart()
+        let again = try await signIn("ana")
+        let resumed = try await again.ok("subscribe", ["room": .string("user:\(id)"), "since": ["seq": 1, "epoch": .string(epoch)]])
+        XCTAssertEqual(resumed["recovered"], true, resumed.encoded)
+        let replayed = [try await push(again, 1), try await push(again, 2)]
+        XCTAssertEqual(replayed.map { $0["seq"]?.int }, [2, 3])
+        XCTAssertEqual(replayed.map { $0["data"]?["event"]?["id"]?.string }, ["E2", "E3"])
+        try await ingest(Self.tonight + [("E4", "A1", "MAD2", "2026-11-23", "23:00", "onsale", "10.00")])
+        let fourth = try await push(again, 3)
+        XCTAssertEqual(fourth["seq"]?.int, 4, "after the restart the stream goes on with no repeat")
+        XCTAssertEqual(fourth["data"]?["event"]?["id"]?.string, "E4")
+    }
+
+    func testAnnouncementsOfAFavouriteArtistsNewShowsNearby() async throws {
+        let base = Self.tonight + [("E5", "A2", "MAD", "2026-11-23", "20:00", "onsale", "20.00")]
+        try await ingest(base)
+        let (ana, id) = try await server.user("ana")
+        _ = try await ana.ok("prefs.set", ["location": Self.madrid, "radiusKm": 10])
+        _ = try await ana.ok("subscribe", ["room": .string("user:\(id)")])
+        _ = try await ana.ok("artist.favorite", ["artist": "A2"])
+        let tonight = try await push(ana, 1)
+        XCTAssertEqual(tonight["data"]?["event"]?["id"]?.string, "E2")
+        // A2 announces a show in 30 days near Ana, and one in a year (beyond tonight.announceDays).
+        let shows = base + [("N1", "A2", "MAD2", "2026-12-22", "21:00", "onsale", "30.00"),
+                            ("N2", "A2", "MAD2", "2027-11-22", "21:00", "onsale", "30.00")]
+        try await ingest(shows)
+        let announced = try await push(ana, 2)
+        XCTAssertEqual(announced["event"]?.string, "event.announced", announced.encoded)
+        XCTAssertEqual(announced["data"]?["event"]?["id"]?.string, "N1")
+        XCTAssertEqual(announced["data"]?["reason"], ["favorite": "A2"])
+        // Re-ingested with a new price, favourited again: no second announcement or suggestion. The
+        // next push is E5 entering tonight's window when the clock passes 04:00 in Madrid.
+        try await ingest(shows.map { $0.0 == "N1" ? ("N1", "A2", "MAD2", "2026-12-22", "21:00", "onsale", "35.00") : $0 })
+        _ = try await ana.ok("artist.unfavorite", ["artist": "A2"])
+        _ = try await ana.ok("artist.favorite", ["artist": "A2"])
+        clock.now = TonightRulesClock.utc("2026-11-23T05:00:00Z")
+        let next = try await push(ana, 3)
+        XCTAssertEqual(next["seq"]?.int, 3)
+        XCTAssertEqual(next["event"]?.string, "tonight.suggested")
+        XCTAssertEqual(next["data"]?["event"]?["id"]?.string, "E5")
+    }
+
+    func testFollowedEventsChangesAndReminders() async throws {
+        try await ingest(Self.tonight)
+        let (ana, id) = try await server.user("ana")
+        let (bo, _) = try await server.user("bob")
+        let followed = try await ana.ok("event.follow", ["event": "E1"])
+        XCTAssertEqual(followed["plan"]?.string, "following")
+        _ = try await ana.ok("subscribe", ["room": .string("user:\(id)")])
+        let room = try await bo.ok("subscribe", ["room": "event:E1"])
+        XCTAssertEqual(room["snapshot"]?["event"]?["id"]?.string, "E1")
+
+        // The feed moves E1 to another venue, half an hour later, at another price.
+        try await ingest(Self.tonight.map { $0.0 == "E1" ? ("E1", "A1", "MAD2", "2026-11-22", "21:30", "onsale", "30.00") : $0 })
+        let changed = try await push(ana, 1)
+        XCTAssertEqual(changed["event"]?.string, "event.changed")
+        XCTAssertEqual(changed["data"]?["changed"], ["venue", "start", "price"])
+        XCTAssertEqual(changed["data"]?["previous"]?["venue"]?["id"]?.string, "MAD")
+        XCTAssertEqual(changed["data"]?["previous"]?["start"]?.string, "2026-11-22T21:00")
+        XCTAssertEqual(changed["data"]?["previous"]?["minPrice"], 25.0)
+        XCTAssertEqual(changed["data"]?["event"]?["venue"]?["id"]?.string, "MAD2")
+        let inRoom = try await push(bo, 1)
+        XCTAssertEqual(inRoom["event"]?.string, "event.changed", "the event's room hears it too")
+
+        // The reminder comes an hour before the new start (20:30 UTC): not at 19:15, at 19:31.
+        clock.now = TonightRulesClock.utc("2026-11-22T19:15:00Z")
+        try await Task.sleep(for: .milliseconds(1_500))
+        XCTAssertEqual(ana.pushes.count, 1, "not due yet")
+        clock.now = TonightRulesClock.utc("2026-11-22T19:31:00Z")
+        let reminder = try await push(ana, 2)
+        XCTAssertEqual(reminder["event"]?.string, "event.reminder")
+        XCTAssertEqual(reminder["data"]?["event"]?["id"]?.string, "E1")
+        XCTAssertEqual(reminder["data"]?["minutes"]?.int, 59)
+
+        // Cancelled: the status change, with the previous status.
+        try await ingest(Self.tonight.map { $0.0 == "E1" ? ("E1", "A1", "MAD2", "2026-11-22", "21:30", "cancelled", "30.00") : $0 })
+        let cancelled = try await push(ana, 3)
+        XCTAssertEqual(cancelled["data"]?["changed"], ["status"])
+        XCTAssertEqual(cancelled["data"]?["previous"]?["status"]?.string, "onsale")
+        let plans = try await ana.ok("plans.list")
+        XCTAssertEqual(plans["plans"]?.items.first?["event"]?["status"]?.string, "cancelled")
+        _ = try await ana.ok("event.unfollow", ["event": "E1"])
+        let got1 = try await ana.ok("plans.list")["plans"]?.items.count
+        XCTAssertEqual(got1, 0)
+    }
+
+    func testAReminderThatFellDueWhileTheServerWasDownIsSentAtStartUp() async throws {
+        try await ingest(Self.tonight)
+        let (ana, id) = try await server.user("ana")
+        _ = try await ana.ok("event.follow", ["event": "E2"]) // 22:00 Madrid = 21:00 UTC; reminder due 20:00 UTC
+        let sub = try await ana.ok("subscribe", ["room": .string("user:\(id)")])
+        ana.close()
+        let dir = server.configuration.dataDir
+        server.stop()
+        clock.now = TonightRulesClock.utc("2026-11-22T20:40:00Z") // due while down; E2 not started
+        server = try Self.server(clock: clock, dataDir: dir)
+        let again = try await signIn("ana")
+        let resumed = try await again.ok("subscribe", ["room": .string("user:\(id)"), "since": ["seq": 0, "epoch": sub["epoch"] ?? ""]])
+        XCTAssertEqual(resumed["recovered"], true)
+        let reminder = try await push(again, 1)
+        XCTAssertEqual(reminder["event"]?.string, "event.reminder")
+        XCTAssertEqual(reminder["data"]?["minutes"]?.int, 20)
+    }
+
+    func testLiveEventRooms() async throws {
+        try await ingest(Self.tonight)
+        let (bo, _) = try await server.user("bob")
+        let sub = try await bo.ok("subscribe", ["room": "event:E1"])
+        XCTAssertEqual(sub["snapshot"]?["live"], .null)
+        let posted = try await api("/api/events/E1/live", Array(#"{"status": "half time", "score": {"home": 1, "away": 0}}"#.utf8))
+        XCTAssertEqual(posted.status, 200)
+        XCTAssertEqual(posted.json?["added"]?.int, 1)
+        let live = try await push(bo, 1)
+        XCTAssertEqual(live["event"]?.string, "event.live")
+        XCTAssertEqual(live["data"]?["score"], ["home": 1, "away": 0])
+        XCTAssertEqual(live["data"]?["status"]?.string, "half time")
+        XCTAssertNotNil(live["data"]?["at"]?.double)
+
+        let bad = try await api("/api/events/E1/live", Array(#"{"score": {"home": -1}}"#.utf8))
+        XCTAssertEqual(bad.status, 400)
+        XCTAssertTrue(bad.json?["rejects"]?.items.first?["reason"]?.string?.contains("score.home") ?? false, bad.json?.encoded ?? "")
+        let got2 = try await api("/api/events/E1/live", Array("{}".utf8)).status
+        XCTAssertEqual(got2, 400)
+        let got3 = try await api("/api/events/NOPE/live", Array(#"{"text": "hi"}"#.utf8)).status
+        XCTAssertEqual(got3, 404)
+        let got4 = try await api("/api/events/E1/live", Array("{not json".utf8)).status
+        XCTAssertEqual(got4, 400)
+
+        // The latest live state is the snapshot, across a restart too.
+        try restart()
+        let (cy, _) = try await server.user("cyd")
+        let later = try await cy.ok("subscribe", ["room": "event:E1"])
+        XCTAssertEqual(later["snapshot"]?["live"]?["score"], ["home": 1, "away": 0])
+        XCTAssertEqual(later["snapshot"]?["event"]?["id"]?.string, "E1")
+    }
+
+    func testLookupsAndRefusalsNameTheirField() async throws {
+        try await ingest(Self.tonight)
+        let (ana, id) = try await server.user("ana")
+        let (bo, _) = try await server.user("bob")
+        let got5 = try await bo.errorCode("subscribe", ["room": .string("user:\(id)")])
+        XCTAssertEqual(got5, "forbidden")
+        let got6 = try await bo.errorCode("subscribe", ["room": "event:NOPE"])
+        XCTAssertEqual(got6, "not_found")
+        let got7 = try await ana.errorCode("events.tonight")
+        XCTAssertEqual(got7, "bad_request", "no place yet")
+        for (args, field) in [(["location": Self.madrid, "radiusKm": 0] as JSON, "radiusKm"), (["location": ["lat": 91, "lon": 0], "radiusKm": 5], "location"),
+                              (["location": Self.madrid, "radiusKm": 100_000], "radiusKm"), (["location": Self.madrid, "radiusKm": 5, "maxPrice": -1], "maxPrice"),
+                              (["location": Self.madrid, "radiusKm": 5, "categories": ["99"]], "categories")] {
+            let r = try await ana.call("prefs.set", args)
+            XCTAssertEqual(r["error"]?["code"]?.string, "bad_request", r.encoded)
+            XCTAssertTrue(r["error"]?["message"]?.string?.contains(field) ?? false, r.encoded)
+        }
+        let got8 = try await ana.errorCode("artist.favorite", ["artist": "NOPE"])
+        XCTAssertEqual(got8, "not_found")
+        let got9 = try await ana.errorCode("category.favorite", ["category": "NOPE"])
+        XCTAssertEqual(got9, "not_found")
+        let got10 = try await ana.errorCode("event.follow", ["event": "NOPE"])
+        XCTAssertEqual(got10, "not_found")
+        let got11 = try await ana.errorCode("artist.search", [:])
+        XCTAssertEqual(got11, "bad_request")
+
+        let found = try await ana.ok("artist.search", ["q": "bjo"])
+        XCTAssertEqual(found["artists"], [["id": "A2", "name": "Björk Tribute"]])
+        let categories = try await ana.ok("categories.list")
+        XCTAssertEqual(categories["categories"]?.items.compactMap { $0["name"]?.string }, ["E-sports", "Music"])
+        _ = try await ana.ok("category.favorite", ["category": "20"])
+        let prefs = try await ana.ok("prefs.set", ["location": Self.madrid, "radiusKm": 5, "maxPrice": 22, "categories": ["1"]])
+        XCTAssertEqual(prefs["favoriteCategories"], ["20"])
+        let got12 = try await ana.ok("prefs.get")["maxPrice"]
+        XCTAssertEqual(got12, 22.0)
+        let artist = try await ana.ok("artist.get", ["artist": "A1"])
+        XCTAssertEqual(artist["events"]?.items.compactMap { $0["id"]?.string }, ["E1", "E3"])
+        let nearby = try await ana.ok("events.nearby", ["radiusKm": 20])
+        XCTAssertEqual(nearby["events"]?.items.compactMap { $0["id"]?.string }, ["E1", "E2", "E3"])
+        _ = try await ana.ok("event.dismiss", ["event": "E1"])
+        let got13 = try await ana.ok("event.get", ["event": "E1"])["plan"]?.string
+        XCTAssertEqual(got13, "dismissed")
+    }
+}
+
+/// ISO 8601 times for the tonight tests.
+enum TonightRulesClock {
+    static func utc(_ text: String) -> Double { ISO8601DateFormatter().date(from: text)!.timeIntervalSince1970 }
+}

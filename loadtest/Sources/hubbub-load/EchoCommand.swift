@@ -23,6 +23,8 @@ struct EchoCommand: AsyncParsableCommand {
     @Option(help: "Write the JSON result here too.") var json: String?
     @Option(help: "Connections opened at once while connecting.") var connectConcurrency = 200
     @Option(help: "Microseconds each client loop polls before sleeping (latency on VMs).") var spin = 100
+    @Option(help: "Paced instead of closed-loop: each connection sends this many messages per second, whatever the echoes (latency under another load, e.g. a feed ingest).")
+    var rate: Double?
 
     func validate() throws {
         guard size >= 8 else { throw ValidationError("--size must be at least 8 (a timestamp rides in each message)") }
@@ -48,15 +50,26 @@ struct EchoCommand: AsyncParsableCommand {
         let (opened, failures) = await openConnections(
             count: connections, loops: eventLoops, concurrency: connectConcurrency,
             options: { _ in options },
-            makeHandler: { i in EchoDriver(state: states[i % states.count], payload: payload, kind: kind) },
+            makeHandler: { i in EchoDriver(state: states[i % states.count], payload: payload, kind: kind, paced: rate != nil) },
             onOpen: { i, c in
                 states[i % states.count].connections.append(c)
-                for _ in 0..<inflight { EchoDriver.sendOne(c, payload: payload, kind: kind) }
+                if rate == nil { for _ in 0..<inflight { EchoDriver.sendOne(c, payload: payload, kind: kind) } }
             })
         guard opened > 0 else {
             throw ValidationError("no connection could be opened: \(failures)")
         }
 
+        let pacer = rate.map { rate in
+            Task {
+                while !Task.isCancelled {
+                    for (loop, state) in zip(eventLoops, states) {
+                        loop.execute { _ in for c in state.connections { EchoDriver.sendOne(c, payload: payload, kind: kind) } }
+                    }
+                    try? await Task.sleep(nanoseconds: UInt64(1e9 / rate))
+                }
+            }
+        }
+        defer { pacer?.cancel() }
         try await Task.sleep(nanoseconds: UInt64(warmup * 1e9))
         for (loop, state) in zip(eventLoops, states) { loop.execute { _ in state.beginMeasuring() } }
         let started = Date()
@@ -126,11 +139,14 @@ final class EchoDriver: WebSocketHandler {
     let state: EchoLoopState
     let payload: [UInt8]
     let kind: MessageKind
+    /// Sends on a pace of its own rather than on each echo.
+    let paced: Bool
 
-    init(state: EchoLoopState, payload: [UInt8], kind: MessageKind) {
+    init(state: EchoLoopState, payload: [UInt8], kind: MessageKind, paced: Bool = false) {
         self.state = state
         self.payload = payload
         self.kind = kind
+        self.paced = paced
     }
 
     static func sendOne(_ c: WebSocketConnection, payload: [UInt8], kind: MessageKind) {
@@ -169,7 +185,7 @@ final class EchoDriver: WebSocketHandler {
             _ = state.histogram.record((now &- sent) / 1000)
             state.messages += 1
         }
-        if state.running { EchoDriver.sendOne(connection, payload: payload, kind: kind) }
+        if state.running, !paced { EchoDriver.sendOne(connection, payload: payload, kind: kind) }
     }
 
     func onClose(code: CloseCode, reason: String, connection: WebSocketConnection) {

@@ -67,6 +67,6 @@ for p in ("first", "again"):
     lat = e.get("latencyMicros") or e.get("latency") or {}
     print(f"hubbub ingest ({p}): HTTP {status}, {s:.2f} s  {size / 1e6 / s:.0f} MB/s  ({parse['seconds'] / s:.2f}x python parse-only)"
           f"  added {r.get('added')} changed {r.get('changed')} unchanged {r.get('unchanged')} rejected {r.get('rejected')}")
-    print(f"  echo during it: p50 {e["p50_us"] / 1000:.1f} ms, p99 {e["p99_us"] / 1000:.1f} ms, max {e["max_us"] / 1000:.1f} ms over {e["messages"]} echoes")
+    print(f"  echo during it: p50 {e['p50_us'] / 1000:.1f} ms, p99 {e['p99_us'] / 1000:.1f} ms, max {e['max_us'] / 1000:.1f} ms over {e['messages']} echoes")
 print(f"server RSS: {rss0 / 1024:.0f} MB before, {peak / 1024:.0f} MB at most (+{(peak - rss0) / 1024:.0f} MB)")
 PY

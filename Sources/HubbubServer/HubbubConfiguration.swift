@@ -81,6 +81,9 @@ public struct HubbubConfiguration: Sendable, Equatable {
         public var maxReaders = 4
         /// SQLite page cache per connection (the writer and each reader), in KiB.
         public var cacheKiB = 2048
+        /// The writer's page cache, in KiB: bulk writes (a feed's ingest) touch many pages, and a
+        /// page evicted between two transactions is read back and written again.
+        public var writerCacheKiB = 32_768
     }
 
     public struct TLS: Sendable, Equatable {
@@ -316,6 +319,7 @@ extension HubbubConfiguration {
         try v.int("storage.maxPendingWrites", &storage.maxPendingWrites, 1...10_000_000)
         try v.int("storage.maxReaders", &storage.maxReaders, 1...64)
         try v.int("storage.cacheKiB", &storage.cacheKiB, 64...(1 << 20))
+        try v.int("storage.writerCacheKiB", &storage.writerCacheKiB, 64...(1 << 22))
         for setting in domainSettings {
             // Kept only when it differs from the default, so equal settings compare equal.
             if let value = try v.setting(setting), value != setting.defaultSetting { self.domainSettings.set(setting.key, value) }

@@ -46,6 +46,7 @@ public final class HubbubServer: Sendable {
         storage.maxPendingWrites = configuration.storage.maxPendingWrites
         storage.maxReaders = configuration.storage.maxReaders
         storage.cacheKiB = configuration.storage.cacheKiB
+        storage.writerCacheKiB = configuration.storage.writerCacheKiB
         let store = try Store(configuration: storage, migrations: migrator, logger: logger)
 
         let sink = LoopSink()

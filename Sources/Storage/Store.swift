@@ -23,6 +23,8 @@ public final class Store: Sendable {
         public var maxPendingWrites: Int = 100_000
         /// SQLite's page cache per connection (the writer and each reader), in KiB.
         public var cacheKiB: Int = 2048
+        /// The writer connection's page cache, in KiB (bulk writes touch many pages).
+        public var writerCacheKiB: Int = 32_768
 
         public init(directory: String) { self.directory = directory }
     }
@@ -49,6 +51,7 @@ public final class Store: Sendable {
         try Store.restrictToOwner(path)
         pool = try DatabasePool(path: path, configuration: config)
         try migrations.migrate(pool)
+        try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA cache_size = -\(max(64, configuration.writerCacheKiB))") }
         committer = GroupCommitter(pool: pool, maxBatch: configuration.maxBatch, maxPending: configuration.maxPendingWrites, logger: logger)
         readQueue = DispatchQueue(label: "hubbub.store.read", attributes: .concurrent)
         readSlots = DispatchSemaphore(value: configuration.maxReaders)

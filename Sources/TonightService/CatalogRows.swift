@@ -13,20 +13,33 @@ enum CatalogRows {
     static func upsert(_ record: FeedRecord, _ db: Database) throws {
         switch record {
         case .category(let c):
-            try db.cachedStatement(sql: "INSERT OR REPLACE INTO tonight_category (id, name, parent) VALUES (?, ?, ?)")
+            try db.cachedStatement(sql: """
+                INSERT INTO tonight_category (id, name, parent) VALUES (?, ?, ?)
+                ON CONFLICT (id) DO UPDATE SET name = excluded.name, parent = excluded.parent
+                """)
                 .execute(arguments: [c.id, c.name, c.parent])
         case .artist(let a):
-            try db.cachedStatement(sql: "INSERT OR REPLACE INTO tonight_artist (id, name, categories, image_url, url) VALUES (?, ?, ?, ?, ?)")
+            try db.cachedStatement(sql: """
+                INSERT INTO tonight_artist (id, name, categories, image_url, url) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT (id) DO UPDATE SET name = excluded.name, categories = excluded.categories, image_url = excluded.image_url,
+                    url = excluded.url
+                """)
                 .execute(arguments: [a.id, a.name, join(a.categories), a.imageURL, a.url])
         case .venue(let v):
             try db.cachedStatement(sql: """
-                INSERT OR REPLACE INTO tonight_venue (id, name, street, city, state, zip, image_url, url, lat, lon, time_zone)
+                INSERT INTO tonight_venue (id, name, street, city, state, zip, image_url, url, lat, lon, time_zone)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (id) DO UPDATE SET name = excluded.name, street = excluded.street, city = excluded.city, state = excluded.state,
+                    zip = excluded.zip, image_url = excluded.image_url, url = excluded.url, lat = excluded.lat, lon = excluded.lon,
+                    time_zone = excluded.time_zone
                 """).execute(arguments: [v.id, v.name, v.street, v.city, v.state, v.zip, v.imageURL, v.url, v.latitude, v.longitude, v.timeZone])
         case .event(let e):
             try db.cachedStatement(sql: """
-                INSERT OR REPLACE INTO tonight_event (id, performers, categories, venue, start_local, status, on_sale, name, url,
+                INSERT INTO tonight_event (id, performers, categories, venue, start_local, status, on_sale, name, url,
                     min_price, max_price, currency) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (id) DO UPDATE SET performers = excluded.performers, categories = excluded.categories, venue = excluded.venue,
+                    start_local = excluded.start_local, status = excluded.status, on_sale = excluded.on_sale, name = excluded.name,
+                    url = excluded.url, min_price = excluded.min_price, max_price = excluded.max_price, currency = excluded.currency
                 """).execute(arguments: [e.id, join(e.performers), join(e.categories), e.venue, e.start.description, e.status.rawValue,
                                  e.onSale?.description, e.name, e.url, e.minPrice, e.maxPrice, e.currency])
         }

@@ -5,38 +5,66 @@ import Storage
 import StreamingXML
 import Tonight
 
-/// `POST /api/feeds/events` (feeds.md): the event-info XML, parsed as it arrives. Categories,
-/// artists and venues are written in batches as they come (only those that changed); events wait
-/// for the end of the feed, because their venue and performers may come after them, then are
-/// checked against the catalog and written the same way. A body that is not XML (or is cut off,
-/// or hostile) answers 400 with the position; what was read before it is kept and counted.
+/// `POST /api/feeds/events` (feeds.md): the event-info XML, parsed as it arrives and written while
+/// it is read. Records go to the store in batches (only those that changed), each batch committing
+/// on the store's thread while the next is parsed (`maxInFlight`); the catalog takes a batch once
+/// it is durable, so it never holds what the store does not. An event whose venue or performers
+/// the feed has not given yet waits for the end of the feed (records come in any order), then is
+/// checked and written like the others. A body that is not XML (or is cut off, or hostile)
+/// answers 400 with the position; what was read before it is kept and counted.
 struct EventFeedIngest: Sendable {
     let catalog: Catalog
     let store: Store
     let maxBodyBytes: Int
     /// Records per durable write.
     var batch = 2_000
+    /// Batches committing at once while the feed is read on.
+    var maxInFlight = 2
     /// Told of the events added or changed (as they were, as they are) once they are durable,
     /// before the ingest answers: users' suggestions, announcements and changes.
     var onEvents: @Sendable ([(old: FeedEvent?, new: FeedEvent)]) async -> Void = { _ in }
+
     var endpoint: HTTPEndpoint {
         HTTPEndpoint("POST", "/api/feeds/events", maxBodyBytes: maxBodyBytes) { request in await run(request.body) }
     }
 
-    /// What one ingest did: feeds.md's counts, and the venues without coordinates.
-    struct Tally {
+    /// A record's identity across kinds (a venue and an event may share an ID).
+    private struct Key: Hashable {
+        var kind: UInt8
+        var id: String
+
+        init(_ r: FeedRecord) {
+            switch r {
+            case .category(let c): (kind, id) = (0, c.id)
+            case .artist(let a): (kind, id) = (1, a.id)
+            case .venue(let v): (kind, id) = (2, v.id)
+            case .event(let e): (kind, id) = (3, e.id)
+            }
+        }
+    }
+
+    /// One ingest's progress.
+    private struct Progress {
         var report = IngestReport()
+        /// Venues without coordinates.
         var unlocated = 0
         /// Events added or changed: as they were (nil: new) and as they are.
         var events: [(old: FeedEvent?, new: FeedEvent)] = []
+        /// Venues and artists this feed gave (accepted): events may refer to them before the
+        /// catalog holds them, while their batch commits.
+        var venues = Set<String>(), artists = Set<String>()
+        /// Records handed to the store that the catalog does not hold yet.
+        var inFlight: [Key: FeedRecord] = [:]
+        /// The batches committing, oldest first, with their records' keys.
+        var writes: [(task: Task<Void, Error>, keys: [Key])] = []
     }
 
     func run(_ body: RequestBody) async -> HTTPResponse {
-        var tally = Tally()
-        var pending: [(FeedRecord, Int)] = [], events: [(FeedEvent, Int)] = []
-        let reader = EventFeedReader(onRecord: { record, line in
-            if case .event(let e) = record { events.append((e, line)) } else { pending.append((record, line)) }
-        }, onReject: { tally.report.rejects.append(.init($0)) })
+        var progress = Progress()
+        var pending: [(FeedRecord, Int)] = [], waiting: [(FeedEvent, Int)] = []
+        // Records arrive during `feed` below; they are only collected here.
+        var rejects: [FeedReject] = []
+        let reader = EventFeedReader(onRecord: { record, line in pending.append((record, line)) }, onReject: { rejects.append($0) })
         let parser = StreamingXMLParser(handler: reader)
         var failure: StreamingXMLParser.Failure?
         do {
@@ -49,69 +77,117 @@ struct EventFeedIngest: Sendable {
                     break
                 }
                 if pending.count >= batch {
-                    try await write(pending, &tally)
-                    pending.removeAll(keepingCapacity: true)
+                    try await hand(sorting(&pending, into: &waiting, &progress), &progress)
                 }
             }
             if failure == nil {
                 do throws(StreamingXMLParser.Failure) { try parser.finish() } catch { failure = error }
             }
-            try await write(pending, &tally)
-            try await resolveAndWrite(events, &tally)
+            try await hand(sorting(&pending, into: &waiting, &progress), &progress)
+            // The whole feed is read: every event that waited is checked once more.
+            var resolved: [(FeedRecord, Int)] = []
+            for (e, line) in waiting {
+                if let reason = unresolved(e, progress) {
+                    progress.report.rejects.append(IngestReport.Reject(record: "Event \(e.id)", line: line, reason: reason))
+                } else {
+                    resolved.append((.event(e), line))
+                }
+                if resolved.count >= batch { try await hand(resolved, &progress); resolved.removeAll(keepingCapacity: true) }
+            }
+            try await hand(resolved, &progress)
+            try await drain(&progress)
         } catch is RequestBody.Aborted {
+            try? await drain(&progress)
+            await onEvents(progress.events)
             return .error(400, "the body did not arrive whole") // the transport has answered already
         } catch {
-            await onEvents(tally.events)
+            try? await drain(&progress)
+            await onEvents(progress.events)
             return .error(503, "could not save the feed; what was written before stays: \(error)", headers: [("Retry-After", "5")])
         }
-        await onEvents(tally.events)
-        let counts = tally.report.fields([("unlocated", .int(tally.unlocated))])
+        await onEvents(progress.events)
+        progress.report.rejects += rejects.map(IngestReport.Reject.init)
+        progress.report.rejects.sort { ($0.line ?? 0) < ($1.line ?? 0) }
+        let counts = progress.report.fields([("unlocated", .int(progress.unlocated))])
         guard let failure else { return .json(200, .object(counts)) }
         return .error(400, failure.message, [("line", .int(failure.line)), ("column", .int(failure.column)), ("offset", .int(failure.offset))] + counts)
     }
 
-    /// Events whose venue is known and at least one of whose performers is, now that the whole feed is read.
-    private func resolveAndWrite(_ events: [(FeedEvent, Int)], _ tally: inout Tally) async throws {
-        var kept: [(FeedRecord, Int)] = []
-        for (e, line) in events {
-            if !catalog.hasVenue(e.venue) {
-                tally.report.rejects.append(IngestReport.Reject(record: "Event \(e.id)", line: line, reason: "unknown venue \(e.venue)"))
-            } else if catalog.knownArtists(e.performers) == 0 {
-                tally.report.rejects.append(IngestReport.Reject(record: "Event \(e.id)", line: line, reason: "every performer unknown"))
-            } else {
-                kept.append((.event(e), line))
-            }
-            if kept.count >= batch {
-                try await write(kept, &tally)
-                kept.removeAll(keepingCapacity: true)
-            }
-        }
-        try await write(kept, &tally)
+    /// Why an event cannot be kept, if it cannot (its venue unknown, or every performer).
+    private func unresolved(_ e: FeedEvent, _ p: Progress) -> String? {
+        if !p.venues.contains(e.venue), !catalog.hasVenue(e.venue) { return "unknown venue \(e.venue)" }
+        if !e.performers.contains(where: p.artists.contains), catalog.knownArtists(e.performers) == 0 { return "every performer unknown" }
+        return nil
     }
 
-    /// Writes what changed in one transaction, then updates the catalog and the counts.
-    private func write(_ records: [(FeedRecord, Int)], _ tally: inout Tally) async throws {
-        var changed: [FeedRecord] = []
-        var events: [(old: FeedEvent?, new: FeedEvent)] = []
-        for (record, line) in records {
-            if case .venue(let v) = record {
+    /// Takes what was read: events whose references are not known yet go to `waiting`, the rest is returned.
+    private func sorting(_ read: inout [(FeedRecord, Int)], into waiting: inout [(FeedEvent, Int)], _ p: inout Progress) -> [(FeedRecord, Int)] {
+        var ready: [(FeedRecord, Int)] = []
+        ready.reserveCapacity(read.count)
+        for (record, line) in read {
+            switch record {
+            case .event(let e) where unresolved(e, p) != nil: waiting.append((e, line))
+            case .venue(let v):
                 if let zone = v.timeZone, TimeZone(identifier: zone) == nil {
-                    tally.report.rejects.append(IngestReport.Reject(record: "Venue \(v.id)", line: line, reason: "VenueTimeZone \(zone) is not a time zone"))
+                    p.report.rejects.append(IngestReport.Reject(record: "Venue \(v.id)", line: line, reason: "VenueTimeZone \(zone) is not a time zone"))
                     continue
                 }
-                if v.latitude == nil { tally.unlocated += 1 }
+                p.venues.insert(v.id)
+                ready.append((record, line))
+            case .artist(let a):
+                p.artists.insert(a.id)
+                ready.append((record, line))
+            default: ready.append((record, line))
             }
-            switch catalog.change(record) {
-            case .added: tally.report.added += 1; changed.append(record)
-            case .changed: tally.report.changed += 1; changed.append(record)
-            case .unchanged: tally.report.unchanged += 1; continue
+        }
+        read.removeAll(keepingCapacity: true)
+        return ready
+    }
+
+    /// Counts records against what the catalog (or a batch still committing) holds and hands the
+    /// changed ones to the store without waiting, unless `maxInFlight` batches already commit.
+    private func hand(_ records: [(FeedRecord, Int)], _ p: inout Progress) async throws {
+        var changed: [FeedRecord] = [], keys: [Key] = []
+        for (record, _) in records {
+            if case .venue(let v) = record, v.latitude == nil { p.unlocated += 1 }
+            let key = Key(record)
+            let held = p.inFlight[key]
+            let change: EventCatalog.Change = held.map { $0 == record ? .unchanged : .changed } ?? catalog.change(record)
+            switch change {
+            case .added: p.report.added += 1
+            case .changed: p.report.changed += 1
+            case .unchanged: p.report.unchanged += 1; continue
             }
-            if case .event(let e) = record { events.append((catalog.event(e.id), e)) }
+            if case .event(let e) = record {
+                let old: FeedEvent? = if case .event(let o)? = held { o } else { catalog.event(e.id) }
+                p.events.append((old, e))
+            }
+            p.inFlight[key] = record
+            changed.append(record)
+            keys.append(key)
         }
         guard !changed.isEmpty else { return }
-        let rows = changed
-        try await store.write { db in for r in rows { try CatalogRows.upsert(r, db) } }
-        catalog.apply(rows)
-        tally.events += events
+        let rows = changed, store = self.store, catalog = self.catalog
+        p.writes.append((Task {
+            try await store.write { db in for r in rows { try CatalogRows.upsert(r, db) } }
+            catalog.apply(rows)
+        }, keys))
+        while p.writes.count > maxInFlight { try await finishOldest(&p) }
+    }
+
+    /// Waits for the oldest batch; its records are in the catalog now.
+    private func finishOldest(_ p: inout Progress) async throws {
+        let (task, keys) = p.writes.removeFirst()
+        try await task.value
+        for k in keys { p.inFlight[k] = nil }
+    }
+
+    /// Waits for every batch; after a failed one, for the others too, then throws its error.
+    private func drain(_ p: inout Progress) async throws {
+        var firstError: Error?
+        while !p.writes.isEmpty {
+            do { try await finishOldest(&p) } catch { firstError = firstError ?? error }
+        }
+        if let firstError { throw firstError }
     }
 }

@@ -59,14 +59,46 @@ struct EventFeedIngest: Sendable {
         var writes: [(task: Task<Void, Error>, keys: [Key])] = []
     }
 
-    func run(_ body: RequestBody) async -> HTTPResponse {
+    /// The ingest's second stage, behind the parser: sorting, counting and writing what was read,
+    /// one batch after another, on threads other than the parser's. Its state is touched only by
+    /// the chain of tasks `then` makes, one at a time.
+    private final class Stage: @unchecked Sendable {
         var progress = Progress()
-        var pending: [(FeedRecord, Int)] = [], waiting: [(FeedEvent, Int)] = []
+        /// Events whose venue or performers the feed has not given yet.
+        var waiting: [(FeedEvent, Int)] = []
+        var failed: Error?
+        private var last: Task<Void, Never>?
+
+        /// Runs `work` after everything handed over before it, unless something failed.
+        @discardableResult
+        func then(_ work: @escaping @Sendable (Stage) async throws -> Void) -> Task<Void, Never> {
+            let previous = last
+            let task = Task {
+                await previous?.value
+                guard self.failed == nil else { return }
+                do { try await work(self) } catch { self.failed = error }
+            }
+            last = task
+            return task
+        }
+    }
+
+    func run(_ body: RequestBody) async -> HTTPResponse {
+        let stage = Stage()
+        var read: [(FeedRecord, Int)] = [], rejects: [FeedReject] = []
         // Records arrive during `feed` below; they are only collected here.
-        var rejects: [FeedReject] = []
-        let reader = EventFeedReader(onRecord: { record, line in pending.append((record, line)) }, onReject: { rejects.append($0) })
+        let reader = EventFeedReader(onRecord: { record, line in read.append((record, line)) }, onReject: { rejects.append($0) })
         let parser = StreamingXMLParser(handler: reader)
         var failure: StreamingXMLParser.Failure?
+        var queued: [Task<Void, Never>] = []
+        /// Hands what was read to the second stage; at most `maxInFlight` batches wait there.
+        func handOver() async {
+            let batch = read
+            read.removeAll(keepingCapacity: true)
+            queued.append(stage.then { s in try await self.hand(self.sorting(batch, into: &s.waiting, &s.progress), &s.progress) })
+            while queued.count > maxInFlight { await queued.removeFirst().value }
+        }
+        var aborted = false
         do {
             for try await chunk in body {
                 if let stop = chunk.withUnsafeBytes({ bytes -> StreamingXMLParser.Failure? in
@@ -76,36 +108,38 @@ struct EventFeedIngest: Sendable {
                     failure = stop
                     break
                 }
-                if pending.count >= batch {
-                    try await hand(sorting(&pending, into: &waiting, &progress), &progress)
-                }
+                if read.count >= batch { await handOver() }
+                if stage.failed != nil { break }
             }
             if failure == nil {
                 do throws(StreamingXMLParser.Failure) { try parser.finish() } catch { failure = error }
             }
-            try await hand(sorting(&pending, into: &waiting, &progress), &progress)
-            // The whole feed is read: every event that waited is checked once more.
+        } catch {
+            aborted = true // the transport has answered already
+        }
+        if !aborted { await handOver() }
+        // The whole feed is read: every event that waited is checked once more, then all is written.
+        let complete = !aborted
+        await stage.then { s in
+            guard complete else { return }
             var resolved: [(FeedRecord, Int)] = []
-            for (e, line) in waiting {
-                if let reason = unresolved(e, progress) {
-                    progress.report.rejects.append(IngestReport.Reject(record: "Event \(e.id)", line: line, reason: reason))
+            for (e, line) in s.waiting {
+                if let reason = self.unresolved(e, s.progress) {
+                    s.progress.report.rejects.append(IngestReport.Reject(record: "Event \(e.id)", line: line, reason: reason))
                 } else {
                     resolved.append((.event(e), line))
                 }
-                if resolved.count >= batch { try await hand(resolved, &progress); resolved.removeAll(keepingCapacity: true) }
+                if resolved.count >= self.batch { try await self.hand(resolved, &s.progress); resolved.removeAll(keepingCapacity: true) }
             }
-            try await hand(resolved, &progress)
-            try await drain(&progress)
-        } catch is RequestBody.Aborted {
-            try? await drain(&progress)
-            await onEvents(progress.events)
-            return .error(400, "the body did not arrive whole") // the transport has answered already
-        } catch {
-            try? await drain(&progress)
-            await onEvents(progress.events)
+            try await self.hand(resolved, &s.progress)
+        }.value
+        do { try await drain(&stage.progress) } catch { stage.failed = stage.failed ?? error }
+        var progress = stage.progress
+        await onEvents(progress.events)
+        if aborted { return .error(400, "the body did not arrive whole") }
+        if let error = stage.failed {
             return .error(503, "could not save the feed; what was written before stays: \(error)", headers: [("Retry-After", "5")])
         }
-        await onEvents(progress.events)
         progress.report.rejects += rejects.map(IngestReport.Reject.init)
         progress.report.rejects.sort { ($0.line ?? 0) < ($1.line ?? 0) }
         let counts = progress.report.fields([("unlocated", .int(progress.unlocated))])
@@ -121,7 +155,7 @@ struct EventFeedIngest: Sendable {
     }
 
     /// Takes what was read: events whose references are not known yet go to `waiting`, the rest is returned.
-    private func sorting(_ read: inout [(FeedRecord, Int)], into waiting: inout [(FeedEvent, Int)], _ p: inout Progress) -> [(FeedRecord, Int)] {
+    private func sorting(_ read: [(FeedRecord, Int)], into waiting: inout [(FeedEvent, Int)], _ p: inout Progress) -> [(FeedRecord, Int)] {
         var ready: [(FeedRecord, Int)] = []
         ready.reserveCapacity(read.count)
         for (record, line) in read {
@@ -140,7 +174,6 @@ struct EventFeedIngest: Sendable {
             default: ready.append((record, line))
             }
         }
-        read.removeAll(keepingCapacity: true)
         return ready
     }
 

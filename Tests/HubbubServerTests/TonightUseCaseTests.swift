@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import HubbubTestSupport
 import Realtime
 import TonightService
@@ -316,4 +317,33 @@ final class TonightUseCaseTests: XCTestCase {
 /// ISO 8601 times for the tonight tests.
 enum TonightRulesClock {
     static func utc(_ text: String) -> Double { ISO8601DateFormatter().date(from: text)!.timeIntervalSince1970 }
+}
+
+/// A feed whose write fails half-way (a trigger refuses one event): the ingest answers 503, and
+/// the catalog holds exactly what the store does (batches commit while the feed is read on, and
+/// the catalog takes each only once durable).
+final class TonightIngestFailureTests: XCTestCase {
+    func testAFailedWriteLeavesTheCatalogEqualToTheStore() async throws {
+        let server = try TestServer { c in c.domainSettings[TonightDomain.ingestBatch] = 3 }
+        defer { server.stop() }
+        let ids = (1...40).map { "E\($0)" }
+        var events = ids.map { ($0, "A1", "MAD", "2026-12-01", "21:00", "onsale", "10.00") }
+        events.insert(("BOOM", "A1", "MAD", "2026-12-01", "21:00", "onsale", "10.00"), at: 17)
+        let db = try DatabaseQueue(path: server.configuration.dataDir + "/hubbub.sqlite")
+        try await db.write { db in
+            try db.execute(sql: "CREATE TRIGGER boom BEFORE INSERT ON tonight_event WHEN NEW.id = 'BOOM' BEGIN SELECT RAISE(ABORT, 'boom'); END")
+        }
+        let body = TonightUseCaseTests.feed(events)
+        let failed = try await withCheckedThrowingContinuation { k in
+            DispatchQueue.global().async { k.resume(with: Result { try server.api("POST", "/api/feeds/events", body: body) }) }
+        }
+        XCTAssertEqual(failed.status, 503, failed.json?.encoded ?? "")
+        let stored = Set(try await db.read { db in try String.fetchAll(db, sql: "SELECT id FROM tonight_event") })
+        XCTAssertFalse(stored.contains("BOOM"))
+        XCTAssertLessThan(stored.count, 41, "the failed batch is not stored")
+        let (c, _) = try await server.user("ana")
+        var known = Set<String>()
+        for id in ids + ["BOOM"] where try await c.call("event.get", ["event": .string(id)])["ok"] == true { known.insert(id) }
+        XCTAssertEqual(known, stored, "the catalog holds what the store holds, no more, no less")
+    }
 }

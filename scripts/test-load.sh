@@ -6,9 +6,12 @@
 #   2. the `route-smoke` rush hour must pass its thresholds too: every push inside the traveller's
 #      corridor, every item posted inside it (by travellers, and by a provider through
 #      POST /api/intel) delivered once (its audit must have expected some);
-#   3. comparison mode: the `echo` and `fanout` scenarios, scaled down, against Hubbub and
+#   3. the `tonight-smoke` evening must pass too: every suggestion, announcement of a new show and
+#      change of a followed event (with its previous values) delivered exactly once while feeds are
+#      ingested and re-ingested with changes (its audit must have expected some of each);
+#   4. comparison mode: the `echo` and `fanout` scenarios, scaled down, against Hubbub and
 #      against a Python `websockets` peer in the same invocation, one report for both;
-#   4. a scenario with an impossible threshold must exit 1 (thresholds really decide).
+#   5. a scenario with an impossible threshold must exit 1 (thresholds really decide).
 # Environment: HUBBUB_BIN, HUBBUB_LOAD_BIN (default .build/release/{hubbub,hubbub-load}).
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
@@ -66,6 +69,23 @@ print("route-smoke result checked:", int(s["received"]), "pushes,", int(s["posts
       int(s["deliveriesExpected"]), "deliveries expected and made, p99", s["latencyP99Ms"], "ms, provider p99", s["providerP99Ms"], "ms")
 PY
 grep -q "<svg" "$WORK/route-smoke/report.html" || die "route-smoke: report.html has no plots"
+
+log "tonight-smoke scenario"
+rc=0
+timeout 300 "$LOAD" run tonight-smoke --url "ws://127.0.0.1:$PORT" --server-pid "$HUBBUB_PID" --api-key "$API_KEY" --out "$WORK/tonight-smoke" || rc=$?
+[[ $rc == 0 ]] || { dump_hubbub_log; die "the tonight-smoke scenario failed its thresholds (exit $rc)"; }
+"$VENV_PY" - "$WORK/tonight-smoke/result.json" <<'PY'
+import json, sys
+run = json.load(open(sys.argv[1]))["runs"][0]
+s, v = run["summary"], run["violations"]
+assert run["passed"], run["thresholds"]
+assert s["suggestionsExpected"] > 50 and s["announcementsExpected"] > 5 and s["changesExpected"] > 10, s
+assert s["received"] == s["deliveriesExpected"], "exactly the expected pushes arrived"
+assert v["undelivered"] == 0 and v["redelivered"] == 0 and v["unwanted"] == 0, v
+assert s["latencySamples"] > 10 and s["providerSamples"] > 10, "favourite → suggestion and feed → push were timed"
+print("tonight-smoke result checked:", int(s["received"]), "pushes,", int(s["suggestionsExpected"]), "suggestions,",
+      int(s["announcementsExpected"]), "announcements,", int(s["changesExpected"]), "changes, each once; p99", s["latencyP99Ms"], "ms")
+PY
 
 log "comparison mode: echo and fanout against hubbub and a Python websockets peer"
 PEER_PORT="$(free_port)"

@@ -71,7 +71,10 @@ public struct RunReport: Sendable, Codable {
         public var missing, duplicates, outOfOrder, wrongEpoch, badOrder, badCount: Int
         /// Routes: items outside the corridor, items never delivered, items delivered twice.
         public var outsideCorridor, undelivered, redelivered: Int
+        /// Tonight: pushes not due to the user, changes with wrong previous values.
+        public var unwanted: Int
         public init(_ v: Violations) {
+            unwanted = v.unwanted
             outsideCorridor = v.outsideCorridor
             undelivered = v.undelivered
             redelivered = v.redelivered
@@ -107,6 +110,7 @@ public struct RunReport: Sendable, Codable {
         case .echo: receivedName = "echoes"; latencyName = "round trip"
         case .fanout: receivedName = "deliveries"; latencyName = "publish → delivery"
         case .routes: receivedName = "pushes"; latencyName = "post → push"
+        case .tonight: receivedName = "pushes"; latencyName = "artist.favorite → tonight.suggested"
         }
         self.connectionsOpened = connectionsOpened
         self.connectionsWanted = connectionsWanted
@@ -190,10 +194,12 @@ public struct RunReport: Sendable, Codable {
             ("\(latencyName) ms", "p50 \(n("latencyP50Ms"))  p90 \(n("latencyP90Ms"))  p99 \(n("latencyP99Ms"))  p99.9 \(n("latencyP999Ms"))  max \(n("latencyMaxMs"))  (\(n("latencySamples")) samples)"),
         ]
         if n("providerSamples") != "0" {
-            rows.append(("provider burst → push ms", "p50 \(n("providerP50Ms"))  p99 \(n("providerP99Ms"))  max \(n("providerMaxMs"))  (\(n("providerSamples")) samples)"))
+            rows.append((kind == "tonight" ? "feed ingest (from its start) → push ms" : "provider burst → push ms", "p50 \(n("providerP50Ms"))  p99 \(n("providerP99Ms"))  max \(n("providerMaxMs"))  (\(n("providerSamples")) samples)"))
         }
         rows += [
-            ("violations", kind == "routes"
+            ("violations", kind == "tonight"
+                ? "\(violations.missing) missing (seq), \(violations.duplicates) duplicated (seq), \(violations.wrongEpoch) wrong epoch, \(violations.undelivered) suggestions, announcements or changes never delivered, \(violations.redelivered) delivered twice, \(violations.unwanted) unwanted or wrong"
+                : kind == "routes"
                 ? "\(violations.missing) missing (seq), \(violations.duplicates) duplicated, \(violations.outOfOrder) out of order, \(violations.wrongEpoch) wrong epoch, \(violations.outsideCorridor) outside the corridor, \(violations.undelivered) items never delivered, \(violations.redelivered) items delivered twice"
                 : "\(violations.missing) missing, \(violations.duplicates) duplicated, \(violations.outOfOrder) out of order, \(violations.wrongEpoch) wrong epoch, \(violations.badOrder) bad order, \(violations.badCount) bad counts"),
             ("errors", errors.isEmpty ? "none" : Self.list(errors)),

@@ -15,6 +15,9 @@ public struct Scenario: Sendable, Equatable {
         /// Travellers at rush hour: each subscribes to its commute's corridor, posts, likes and
         /// comments; a provider may post bursts over HTTP.
         case routes
+        /// Event-goers in the early evening: suggestions, announcements and changes of followed
+        /// events while the event feed is ingested and re-ingested with changes.
+        case tonight
     }
 
     public var name: String
@@ -30,6 +33,7 @@ public struct Scenario: Sendable, Equatable {
     public var echo: EchoSettings?
     public var fanout: FanoutSettings?
     public var routes: RouteSettings?
+    public var tonight: TonightSettings?
 
     /// How the harness's own clients behave.
     public struct ClientSettings: Sendable, Equatable {
@@ -114,8 +118,8 @@ public struct Scenario: Sendable, Equatable {
         do { json = try JSONParser.parse(bytes) } catch { throw ScenarioError("\(error)") }
         var r = try ScenarioReader(json, path: "")
         guard let name = try r.string("name"), !name.isEmpty else { throw ScenarioError("name is missing") }
-        guard let kindName = try r.string("kind") else { throw ScenarioError("kind is missing (venues, routes, echo or fanout)") }
-        guard let kind = Kind(rawValue: kindName) else { throw ScenarioError("kind must be venues, routes, echo or fanout, not \(kindName)") }
+        guard let kindName = try r.string("kind") else { throw ScenarioError("kind is missing (venues, routes, tonight, echo or fanout)") }
+        guard let kind = Kind(rawValue: kindName) else { throw ScenarioError("kind must be venues, routes, tonight, echo or fanout, not \(kindName)") }
         var s = Scenario(name: name, description: try r.string("description", default: ""), kind: kind,
                          durationSeconds: try r.double("durationSeconds", in: 0.1...86_400, default: 10),
                          drainSeconds: try r.double("drainSeconds", in: 0...600, default: 2),
@@ -152,6 +156,9 @@ public struct Scenario: Sendable, Equatable {
         case .routes:
             guard var t = try r.object("routes") else { throw ScenarioError("routes is missing (kind routes)") }
             s.routes = try readRoutes(&t, duration: s.durationSeconds)
+        case .tonight:
+            guard var t = try r.object("tonight") else { throw ScenarioError("tonight is missing (kind tonight)") }
+            s.tonight = try readTonight(&t, duration: s.durationSeconds)
         }
         try r.finish()
         for t in s.thresholds where !t.metric.applies(to: kind) {
@@ -224,6 +231,7 @@ public struct Scenario: Sendable, Equatable {
         func scale(_ n: Int) -> Int { max(1, Int((Double(n) * factor).rounded())) }
         if var v = s.venues { v.count = scale(v.count); s.venues = v }
         if var t = s.routes { t.travellers = scale(t.travellers); s.routes = t }
+        if var t = s.tonight { t.users = scale(t.users); s.tonight = t }
         if var e = s.echo { e.connections = scale(e.connections); s.echo = e }
         if var f = s.fanout { f.subscribers = scale(f.subscribers); s.fanout = f }
         return s
@@ -273,6 +281,7 @@ public struct Scenario: Sendable, Equatable {
         case .echo: return echo?.connections ?? 0
         case .fanout: return (fanout?.subscribers ?? 0) + (fanout?.publishers ?? 0)
         case .routes: return (routes?.travellers ?? 0) + 1
+        case .tonight: return (tonight?.users ?? 0) + 1
         }
     }
 }

@@ -3,7 +3,8 @@ public struct Threshold: Sendable, Equatable {
     /// The measured figure a threshold bounds.
     public enum Metric: String, Sendable, CaseIterable {
         case p50Ms, p90Ms, p99Ms, p999Ms, maxMs
-        /// Routes: a provider's burst → its items' pushes, p99.
+        /// Routes: a provider's burst → its items' pushes, p99. Tonight: a feed's ingest (from its
+        /// start) → the pushes it causes, p99.
         case providerP99Ms
         case minPushesPerSecond, minActionsPerSecond, minMessagesPerSecond
         case maxViolations, maxMissing, maxDuplicates, maxErrors, maxErrorShare
@@ -15,9 +16,9 @@ public struct Threshold: Sendable, Equatable {
         func applies(to kind: Scenario.Kind) -> Bool {
             switch self {
             case .minRecoveredShare: return kind == .venues
-            case .minActionsPerSecond, .maxErrorShare: return kind == .venues || kind == .routes
+            case .minActionsPerSecond, .maxErrorShare: return kind == .venues || kind == .routes || kind == .tonight
             case .minMessagesPerSecond: return kind == .echo || kind == .fanout
-            case .providerP99Ms: return kind == .routes
+            case .providerP99Ms: return kind == .routes || kind == .tonight
             default: return true
             }
         }

@@ -24,13 +24,17 @@ public struct Violations: Sendable, Equatable {
     /// Routes: an item the traveller should have received (posted inside its corridor while it
     /// watched, see `DeliveryAudit`) that never came.
     public var undelivered = 0
-    /// Routes: an item received a second time while watching.
+    /// Routes: an item received a second time while watching. Tonight: a suggestion, announcement
+    /// or change received twice.
     public var redelivered = 0
+    /// Tonight: a push the user should not have had (an event outside their suggestions, an
+    /// announcement not theirs, a change with wrong previous values).
+    public var unwanted = 0
 
     public init() {}
 
     /// Everything that was wrong (a gap counts once per missing push).
-    public var total: Int { missing + duplicates + outOfOrder + wrongEpoch + badOrder + badCount + outsideCorridor + undelivered + redelivered }
+    public var total: Int { missing + duplicates + outOfOrder + wrongEpoch + badOrder + badCount + outsideCorridor + undelivered + redelivered + unwanted }
 
     public static func - (a: Violations, b: Violations) -> Violations {
         var d = Violations()
@@ -43,6 +47,7 @@ public struct Violations: Sendable, Equatable {
         d.outsideCorridor = a.outsideCorridor - b.outsideCorridor
         d.undelivered = a.undelivered - b.undelivered
         d.redelivered = a.redelivered - b.redelivered
+        d.unwanted = a.unwanted - b.unwanted
         return d
     }
 
@@ -56,6 +61,7 @@ public struct Violations: Sendable, Equatable {
         a.outsideCorridor += b.outsideCorridor
         a.undelivered += b.undelivered
         a.redelivered += b.redelivered
+        a.unwanted += b.unwanted
     }
 }
 

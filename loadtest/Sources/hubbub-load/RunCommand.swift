@@ -125,7 +125,7 @@ struct ScenarioRunner {
         let startedAt = Date()
         let path: String
         switch scenario.kind {
-        case .venues, .routes: path = "/ws"
+        case .venues, .routes, .tonight: path = "/ws"
         case .echo: path = scenario.echo!.path
         case .fanout: path = scenario.fanout!.path
         }
@@ -182,6 +182,26 @@ struct ScenarioRunner {
             extra["travellersPresentPeak"] = Double(recorder.timeline.map(\.connections).max() ?? 0)
             return report(recorder, total: total, opened: run.travellers.count, wanted: scenario.peakConnections - 1, setup: setup,
                           extra: extra)
+        case .tonight:
+            guard !parsed.secure else { throw LoadError("the feeds are posted over plain HTTP: give a ws:// URL") }
+            guard let apiKey, !apiKey.isEmpty else { throw LoadError("a tonight scenario posts feeds: give --api-key (the server's api.key)") }
+            let run = TonightRun(scenario: scenario, fleet: fleet)
+            try await run.seed(host: parsed.host, port: parsed.port, apiKey: apiKey)
+            let setup = Date().timeIntervalSince(startedAt)
+            _ = await fleet.harvest() // set-up traffic is not measured
+            let recorder = RunRecorder(fleet: fleet, serverPid: serverPid)
+            await run.play(recorder: recorder)
+            await drain(recorder)
+            recorder.finishLine()
+            let audit = await run.audit()
+            await run.closeAll()
+            var total = recorder.total
+            total.violations.undelivered = audit.undelivered
+            total.violations.redelivered = audit.redelivered
+            total.violations.unwanted = audit.unwanted
+            var extra = run.figures(audit)
+            extra["usersPresentPeak"] = Double(recorder.timeline.map(\.connections).max() ?? 0)
+            return report(recorder, total: total, opened: run.users.count, wanted: scenario.peakConnections - 1, setup: setup, extra: extra)
         case .echo:
             let run = EchoRun(scenario: scenario, fleet: fleet)
             let (opened, failures) = await run.start()

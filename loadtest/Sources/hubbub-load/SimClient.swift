@@ -33,6 +33,8 @@ final class SimClient: WebSocketHandler, @unchecked Sendable {
     /// Sees each live push of the room after it was validated and counted, with when it arrived
     /// (a traveller's checks). Loop thread.
     var onRoomPush: ((ScannedPush, UInt64) -> Void)?
+    /// Every push of the room (not replayed), with its bytes (tonight's users read their data).
+    var onRawPush: (([UInt8], UInt64) -> Void)?
 
     var token = ""
     var userID = ""
@@ -111,6 +113,13 @@ final class SimClient: WebSocketHandler, @unchecked Sendable {
                 self.meter.now.errors["\(op): \(code)", default: 0] += 1
                 failed()
             }
+        }
+    }
+
+    /// `sendCounted` from any thread, awaiting the result (nil: refused, counted as an error).
+    func counted(_ op: String, _ args: JSON) async -> JSON? {
+        await withCheckedContinuation { done in
+            loop.execute { _ in self.sendCounted(op, args, acked: { done.resume(returning: $0) }, failed: { done.resume(returning: nil) }) }
         }
     }
 
@@ -216,6 +225,7 @@ final class SimClient: WebSocketHandler, @unchecked Sendable {
             meter.now.recordLatency(nanos: now - sent)
         }
         onRoomPush?(push, now)
+        onRawPush?(data, now)
     }
 
     func onClose(code: CloseCode, reason: String, connection: WebSocketConnection) {

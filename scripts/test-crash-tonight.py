@@ -271,14 +271,16 @@ async def main():
         sent = 0
         for n in range(CHURN_OPS):
             op = ("follow", "favorite", "follow", "prefs")[n % 4]
+            if (op == "follow" and not follow_next) or (op == "favorite" and not favorite_next):
+                op = "prefs"
             try:
-                if op == "follow" and follow_next:
+                if op == "follow":
                     e = follow_next.pop()
                     g.follows_tried.add(e)
                     m = await g.client.call("event.follow", event=e)
                     if m.get("ok"):
                         g.follows_acked.add(e)
-                elif op == "favorite" and favorite_next:
+                elif op == "favorite":
                     a = favorite_next.pop()
                     g.artists_tried.add(a)
                     m = await g.client.call("artist.favorite", artist=a)
@@ -312,7 +314,7 @@ async def main():
         at_kill = store.counts()  # read once more after the kill: all that was durable by then, at least
         store.close()
         stderr_of_killed.append(proc.stderr.read().decode(errors="replace"))
-        up.join(30)
+        await asyncio.to_thread(up.join, 30)
         churn_sent = await asyncio.gather(*churners)
         for k in range(len(CATALOG)):
             seen_durable[k] = max(seen_durable[k], at_kill[k])

@@ -4,8 +4,9 @@
 #   2. one release build of everything (server, load generator, test targets),
 #   3. swift test (codec unit tests, transport and server integration tests),
 #   4. interop with Python's websockets library (ws/wss, with and without compression),
-#      kill -9 during a vote storm and during a burst of intel posts, likes, comments and links
-#      (nothing acknowledged lost, nothing counted twice), and the load harness end to end
+#      kill -9 during a vote storm, during a burst of intel posts, likes, comments and links
+#      (nothing acknowledged lost, nothing counted twice) and during an event-feed ingest (the
+#      store consistent, users' tonight state kept), and the load harness end to end
 #      (the smoke scenario's thresholds, comparison mode, exit status),
 #   5. the whole Autobahn|Testsuite (kosoku) against /echo,
 #   6. headless Chromium against /echo over ws:// and wss://,
@@ -32,6 +33,9 @@ ensure_venv websockets
 
 log "crash: kill -9 during a burst of intel posts, likes, comments and links"
 "$VENV_PY" scripts/test-crash-routes.py "$HUBBUB_BIN"
+
+log "crash: kill -9 during an event-feed ingest"
+"$VENV_PY" scripts/test-crash-tonight.py "$HUBBUB_BIN"
 
 log "load harness: smoke scenario and comparison mode"
 scripts/test-load.sh

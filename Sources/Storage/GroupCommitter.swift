@@ -29,7 +29,9 @@ final class GroupCommitter: @unchecked Sendable {
         self.maxBatch = max(1, maxBatch)
         self.maxPending = max(1, maxPending)
         self.logger = logger
-        let t = Thread { [unowned self] in self.run() }
+        // The thread holds the committer until `stop` (a store dropped on a failed start-up, before
+        // its thread even began, must not leave it reading a freed object).
+        let t = Thread { [self] in self.run() }
         t.name = "hubbub-store-writer"
         t.start()
     }

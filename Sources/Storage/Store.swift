@@ -132,6 +132,8 @@ public final class Store: Sendable {
     /// Commits pending changes and stops the writer (idempotent).
     public func close() { committer.stop() }
 
+    deinit { committer.stop() }
+
     /// Transactions committed and changes in them, since start (for metrics and benchmarks).
     public var commitStats: (transactions: Int, changes: Int) { committer.stats }
 }

@@ -46,6 +46,14 @@ public struct EventCatalog: Sendable {
     private var eventsByCategory: [String: Set<String>] = [:]
     /// Built on the first search after artists changed.
     private var search: ArtistSearch?
+    /// Events starting soon (from `soonFrom` until `soonTo`) by venue, and those venues by place:
+    /// tonight never reaches past the end of the coming night, so tonight's questions look at these
+    /// few venues instead of every venue in a radius. Rebuilt by `prepare(now:)`, kept by `apply`.
+    private var soonFrom = -Double.infinity, soonTo = -Double.infinity
+    private var soonEvents: [String: Set<String>] = [:]
+    private var soonVenues = PlaceIndex<String>()
+    /// How far ahead `soonEvents` reaches, and how long it serves before it is rebuilt.
+    static let soonSpan = 60 * 3_600.0, soonServes = 24 * 3_600.0
 
     public init(rules: Rules = Rules(), _ records: [FeedRecord] = []) {
         self.rules = rules
@@ -77,14 +85,18 @@ public struct EventCatalog: Sendable {
                 venues[v.id] = v
                 if let name = v.timeZone, zones[name] == nil, let zone = TimeZone(identifier: name) { zones[name] = ZoneClock(zone) }
                 if let lat = v.latitude, let lon = v.longitude { venueIndex.set(v.id, at: Place(lat: lat, lon: lon)) } else { venueIndex.set(v.id, at: nil) }
-                for e in eventsByVenue[v.id] ?? [] { if let event = events[e] { startsAt[e] = zone(of: v.id).instant(of: event.start) } }
+                for e in eventsByVenue[v.id] ?? [] {
+                    if let event = events[e] { startsAt[e] = zone(of: v.id).instant(of: event.start) }
+                    placeSoon(e, leaving: v.id)
+                }
             case .event(let e): put(e)
             }
         }
     }
 
     private mutating func put(_ e: FeedEvent) {
-        if let old = events[e.id] {
+        let old = events[e.id]
+        if let old {
             eventsByVenue[old.venue]?.remove(e.id)
             for a in old.performers { eventsByArtist[a]?.remove(e.id) }
             for c in old.categories { eventsByCategory[c]?.remove(e.id) }
@@ -94,6 +106,29 @@ public struct EventCatalog: Sendable {
         for a in e.performers { eventsByArtist[a, default: []].insert(e.id) }
         for c in e.categories { eventsByCategory[c, default: []].insert(e.id) }
         startsAt[e.id] = zone(of: e.venue).instant(of: e.start)
+        placeSoon(e.id, leaving: old?.venue)
+    }
+
+    /// Puts event `id` among the soon ones, or takes it out, as its start now says (`leaving`: the
+    /// venue it was at).
+    private mutating func placeSoon(_ id: String, leaving previous: String?) {
+        if let previous, soonEvents[previous]?.remove(id) != nil, soonEvents[previous]?.isEmpty == true {
+            soonEvents[previous] = nil
+            soonVenues.set(previous, at: nil)
+        }
+        guard let e = events[id], let start = startsAt[id], start >= soonFrom, start < soonTo else { return }
+        soonEvents[e.venue, default: []].insert(id)
+        soonVenues.set(e.venue, at: venueIndex.place(of: e.venue))
+    }
+
+    /// Makes the soon events cover the coming night as seen at `now` (a rebuild about once a day).
+    public mutating func prepare(now: Double) {
+        guard now < soonFrom || now + Self.soonSpan - Self.soonServes > soonTo else { return }
+        soonFrom = now - 3_600
+        soonTo = soonFrom + Self.soonSpan
+        soonEvents = [:]
+        soonVenues = PlaceIndex<String>()
+        for (id, start) in startsAt where start >= soonFrom && start < soonTo { placeSoon(id, leaving: nil) }
     }
 
     /// The clock of a venue's zone (the default zone when it has none or an unknown one).
@@ -171,12 +206,16 @@ public struct EventCatalog: Sendable {
     /// and the end of their venue's local night, within the radius, within budget, in the chosen
     /// categories, by a favourite or a recommended artist, not followed or dismissed; in
     /// `Suggestion.ordered` order.
-    public func tonight(for goer: EventGoer, now: Double) -> [Suggestion] {
+    public mutating func tonight(for goer: EventGoer, now: Double) -> [Suggestion] {
         guard let prefs = goer.prefs else { return [] }
+        prepare(now: now)
         var out: [Suggestion] = []
-        for (venue, _) in venueIndex.within(prefs.radiusKm, of: prefs.location) {
-            guard let ids = eventsByVenue[venue], !ids.isEmpty else { continue }
-            let clock = zone(of: venue), end = rules.night.end(at: now, in: clock)
+        var ends: [String: Double] = [:] // the night's end per zone, worked out once per zone
+        for (venue, _) in soonVenues.within(prefs.radiusKm, of: prefs.location) {
+            guard let ids = soonEvents[venue], !ids.isEmpty else { continue }
+            let zoneName = venues[venue]?.timeZone ?? ""
+            let end = ends[zoneName] ?? rules.night.end(at: now, in: zone(of: venue))
+            ends[zoneName] = end
             for id in ids {
                 guard let start = startsAt[id], start >= now, start < end, let e = events[id], Self.isBookable(e),
                       !goer.excludes(id), suits(e, prefs), let why = reason(for: e, goer) else { continue }
@@ -184,15 +223,6 @@ public struct EventCatalog: Sendable {
             }
         }
         return out.sorted(by: Suggestion.ordered)
-    }
-
-    /// Whether `id` is in `goer`'s tonight set at `now` (the same rules as `tonight`, for one event).
-    public func isTonight(_ id: String, for goer: EventGoer, now: Double) -> Suggestion? {
-        guard let prefs = goer.prefs, let e = events[id], let start = startsAt[id], start >= now, Self.isBookable(e),
-              !goer.excludes(id), suits(e, prefs), let at = venueIndex.place(of: e.venue),
-              prefs.location.kilometres(to: at) <= prefs.radiusKm, start < rules.night.end(at: now, in: zone(of: e.venue)),
-              let why = reason(for: e, goer) else { return nil }
-        return Suggestion(event: id, reason: why, startsAt: start)
     }
 
     /// Affinity cards (`events.explore`): bookable events at any date ahead by artists recommended

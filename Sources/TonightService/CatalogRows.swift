@@ -68,6 +68,36 @@ enum CatalogRows {
         return out
     }
 
+    /// Notes that `new` was added (`old` nil) or changed and its users are still to be told; an
+    /// earlier note of the same event is kept (its values are the ones users last heard of).
+    static func noteChange(old: FeedEvent?, new: FeedEvent, _ db: Database) throws {
+        try db.cachedStatement(sql: """
+            INSERT OR IGNORE INTO tonight_feed_change (event, added, venue, start_local, status, min_price, max_price, currency)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """).execute(arguments: [new.id, old == nil ? 1 : 0, old?.venue, old?.start.description, old?.status.rawValue,
+                                     old?.minPrice, old?.maxPrice, old?.currency])
+    }
+
+    /// The changes noted and not yet told, against the catalog's current events.
+    static func pendingChanges(_ db: Database, current: (String) -> FeedEvent?) throws -> [(old: FeedEvent?, new: FeedEvent)] {
+        try Row.fetchAll(db, sql: "SELECT * FROM tonight_feed_change").compactMap { r in
+            guard let new = current(r["event"]) else { return nil }
+            guard (r["added"] as Int) == 0 else { return (nil, new) }
+            var old = new
+            if let venue: String = r["venue"] { old.venue = venue }
+            if let start = (r["start_local"] as String?).flatMap({ LocalDateTime(iso: $0) }) { old.start = start }
+            if let status = (r["status"] as String?).flatMap(EventStatus.init(rawValue:)) { old.status = status }
+            (old.minPrice, old.maxPrice, old.currency) = (r["min_price"], r["max_price"], r["currency"])
+            return (old, new)
+        }
+    }
+
+    /// The users of these events have been told.
+    static func told(_ events: [String], _ db: Database) throws {
+        let delete = try db.cachedStatement(sql: "DELETE FROM tonight_feed_change WHERE event = ?")
+        for e in events { try delete.execute(arguments: [e]) }
+    }
+
     /// Replaces `artist`'s recommendations.
     static func replaceRecommendations(of artist: String, with list: [EventCatalog.Recommendation], _ db: Database) throws {
         try db.cachedStatement(sql: "DELETE FROM tonight_affinity WHERE artist = ?").execute(arguments: [artist])

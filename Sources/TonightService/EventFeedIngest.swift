@@ -181,6 +181,7 @@ struct EventFeedIngest: Sendable {
     /// changed ones to the store without waiting, unless `maxInFlight` batches already commit.
     private func hand(_ records: [(FeedRecord, Int)], _ p: inout Progress) async throws {
         var changed: [FeedRecord] = [], keys: [Key] = []
+        let eventsBefore = p.events.count
         for (record, _) in records {
             if case .venue(let v) = record, v.latitude == nil { p.unlocated += 1 }
             let key = Key(record)
@@ -200,9 +201,13 @@ struct EventFeedIngest: Sendable {
             keys.append(key)
         }
         guard !changed.isEmpty else { return }
-        let rows = changed, store = self.store, catalog = self.catalog
+        let rows = changed, store = self.store, catalog = self.catalog, notes = p.events.suffix(from: eventsBefore)
         p.writes.append((Task {
-            try await store.write { db in for r in rows { try CatalogRows.upsert(r, db) } }
+            try await store.write { db in
+                for r in rows { try CatalogRows.upsert(r, db) }
+                // Users are told once the whole feed is read: noted here, so a stop before then loses nothing.
+                for (old, new) in notes { try CatalogRows.noteChange(old: old, new: new, db) }
+            }
             catalog.apply(rows)
         }, keys))
         while p.writes.count > maxInFlight { try await finishOldest(&p) }

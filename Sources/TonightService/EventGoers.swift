@@ -145,6 +145,28 @@ public final class EventGoers: Sendable {
         await forEach(news.keys) { a in await a.refresh(announced: news[a.user] ?? []) }
     }
 
+    /// `eventsApplied`, then the feed's notes of these events are deleted (the pushes are durable).
+    func tell(_ updates: [(old: FeedEvent?, new: FeedEvent)], rooms: EventRooms) async {
+        guard !updates.isEmpty else { return }
+        await eventsApplied(updates, rooms: rooms)
+        let ids = updates.map(\.new.id)
+        do { try await store.write { db in try CatalogRows.told(ids, db) } } catch {
+            logger.error("could not clear the feed's notes; their users may be told again at start-up", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// At start-up: what a feed changed before the server stopped and nobody was told of yet.
+    func tellPending(rooms: EventRooms) async {
+        let catalog = self.catalog
+        do {
+            let pending = try await store.read { db in try CatalogRows.pendingChanges(db, current: { catalog.event($0) }) }
+            if !pending.isEmpty { logger.notice("telling users of feed changes made before the restart", metadata: ["events": "\(pending.count)"]) }
+            await tell(pending, rooms: rooms)
+        } catch {
+            logger.error("could not read the feed's pending notes", metadata: ["error": "\(error)"])
+        }
+    }
+
     /// The affinity feed replaced these artists' recommendations: their fans are brought up to date.
     func recommendationsChanged(_ artists: [String]) async {
         let fans = state.withLock { $0.audience.fans(of: artists) }

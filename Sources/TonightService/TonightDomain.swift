@@ -83,7 +83,7 @@ public struct TonightDomain: Domain {
         eventRooms = rooms
         var ingest = EventFeedIngest(catalog: catalog, store: context.store, maxBodyBytes: s[Self.maxFeedBytes])
         ingest.batch = s[Self.ingestBatch]
-        ingest.onEvents = { updates in await goers.eventsApplied(updates, rooms: rooms) }
+        ingest.onEvents = { updates in await goers.tell(updates, rooms: rooms) }
         self.ingest = ingest
         var affinity = AffinityIngest(catalog: catalog, store: context.store, maxBodyBytes: s[Self.maxFeedBytes])
         affinity.onChange = { artists in await goers.recommendationsChanged(artists) }
@@ -99,7 +99,7 @@ public struct TonightDomain: Domain {
 
     public var services: [any Service] {
         let goers = self.goers, rooms = eventRooms
-        return [TonightClock(every: Double(settings[Self.tickSeconds])) { await goers.tick() },
+        return [TonightClock(every: Double(settings[Self.tickSeconds]), first: { await goers.tellPending(rooms: rooms) }) { await goers.tick() },
                 Periodic(every: 60) { _ in
                     await goers.sweep()
                     await rooms.sweep()
@@ -115,19 +115,23 @@ public struct TonightDomain: Domain {
     public var ops: [Op] { TonightOps(catalog: catalog, goers: goers, settings: settings).all }
 }
 
-/// Tonight's clock: `tick` at start (reminders that fell due while the server was down, events
-/// already in tonight's window), then every `interval` seconds until the graceful shutdown.
+/// Tonight's clock: `first` (feed changes nobody was told of before a stop), then `tick` at start
+/// (reminders that fell due while the server was down, events already in tonight's window), then
+/// every `interval` seconds until the graceful shutdown.
 struct TonightClock: Service {
     let interval: Double
+    let first: @Sendable () async -> Void
     let tick: @Sendable () async -> Void
 
-    init(every interval: Double, _ tick: @escaping @Sendable () async -> Void) {
+    init(every interval: Double, first: @escaping @Sendable () async -> Void, _ tick: @escaping @Sendable () async -> Void) {
         self.interval = interval
+        self.first = first
         self.tick = tick
     }
 
     func run() async throws {
         await cancelWhenGracefulShutdown {
+            await first()
             while !Task.isCancelled {
                 await tick()
                 do { try await Task.sleep(for: .seconds(interval)) } catch { return }

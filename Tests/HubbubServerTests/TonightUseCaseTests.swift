@@ -237,6 +237,40 @@ final class TonightUseCaseTests: XCTestCase {
         XCTAssertEqual(reminder["data"]?["minutes"]?.int, 20)
     }
 
+    func testChangesWrittenButNotToldBeforeAStopAreToldAtStartUp() async throws {
+        try await ingest(Self.tonight)
+        let (ana, id) = try await server.user("ana")
+        _ = try await ana.ok("event.follow", ["event": "E1"])
+        let sub = try await ana.ok("subscribe", ["room": .string("user:\(id)")])
+        ana.close()
+        // What an ingest killed after its batch was durable and before it told anyone leaves behind:
+        // the event changed, and the note of its earlier values.
+        let dir = server.configuration.dataDir
+        server.stop()
+        let db = try DatabaseQueue(path: dir + "/hubbub.sqlite")
+        try await db.write { db in
+            try db.execute(sql: "UPDATE tonight_event SET start_local = '2026-11-22T23:00' WHERE id = 'E1'")
+            try db.execute(sql: """
+                INSERT INTO tonight_feed_change (event, added, venue, start_local, status, min_price, max_price, currency)
+                VALUES ('E1', 0, 'MAD', '2026-11-22T21:00', 'onsale', 2500, NULL, 'EUR')
+                """)
+        }
+        server = try Self.server(clock: clock, dataDir: dir)
+        let again = try await signIn("ana")
+        _ = try await again.ok("subscribe", ["room": .string("user:\(id)"), "since": ["seq": 0, "epoch": sub["epoch"] ?? ""]])
+        let changed = try await push(again, 1)
+        XCTAssertEqual(changed["event"]?.string, "event.changed", changed.encoded)
+        XCTAssertEqual(changed["data"]?["changed"], ["start"])
+        XCTAssertEqual(changed["data"]?["previous"]?["start"]?.string, "2026-11-22T21:00")
+        // The note goes once its users were told (just after the push is durable).
+        var left: Int? = 1
+        for _ in 0..<50 where left != 0 {
+            left = try await db.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM tonight_feed_change") }
+            if left != 0 { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        XCTAssertEqual(left, 0)
+    }
+
     func testLiveEventRooms() async throws {
         try await ingest(Self.tonight)
         let (bo, _) = try await server.user("bob")

@@ -74,7 +74,7 @@ final class TonightRulesTests: XCTestCase {
     }
 
     func testTonightForAUserInMadridAndOneInLosAngeles() {
-        let c = Self.catalog([
+        var c = Self.catalog([
             Self.event("M1", "MAD", "2026-11-23", "01:00"), Self.event("M2", "MAD", "2026-11-23", "21:00"),
             Self.event("L1", "LA", "2026-11-22", "20:00"), Self.event("L2", "LA", "2026-11-23", "19:00"),
         ])
@@ -93,7 +93,7 @@ final class TonightRulesTests: XCTestCase {
 
     func testEachExclusionRule() {
         let now = Self.utc("2026-11-22T17:00:00Z") // 18:00 Madrid
-        let c = Self.catalog([
+        var c = Self.catalog([
             Self.event("ok", "MAD", "2026-11-22", "21:00"),
             Self.event("soldout", "MAD", "2026-11-22", "21:00", status: .soldout),
             Self.event("cancelled", "MAD", "2026-11-22", "21:00", status: .cancelled),
@@ -127,7 +127,7 @@ final class TonightRulesTests: XCTestCase {
 
     func testFavouritesComeFirstByStartThenRecommendationsByScore() {
         let now = Self.utc("2026-11-22T17:00:00Z")
-        let c = Self.catalog([
+        var c = Self.catalog([
             Self.event("fav-late", "MAD", "2026-11-22", "23:00"), Self.event("fav-early", "MAD", "2026-11-22", "20:00"),
             Self.event("close", "MAD", "2026-11-22", "19:00", by: ["A2"]), Self.event("loose", "MAD", "2026-11-22", "18:30", by: ["A3"]),
             Self.event("both", "MAD", "2026-11-22", "22:00", by: ["A3", "A1"]),

@@ -12,7 +12,7 @@ import Glibc
 struct MeasureCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "measure", abstract: "In-process measurements: guessing limits, body parser, corridor index.",
-        subcommands: [ThrottleMeasure.self, BodyMeasure.self, CorridorMeasure.self, XMLMeasure.self])
+        subcommands: [ThrottleMeasure.self, BodyMeasure.self, CorridorMeasure.self, XMLMeasure.self, SearchMeasure.self])
 }
 
 /// Heap bytes in use (glibc's allocator), to measure what a structure holds.

@@ -22,6 +22,9 @@ final class TonightRun: @unchecked Sendable {
     private let ready = Atomic<Bool>(false)
     /// When the feed ingest under way started (nanos), for feed → push latency.
     let feedStarted = Atomic<UInt64>(0)
+    /// The second feed has begun: a user whose favourites and follows were all acknowledged
+    /// before it must have heard of the first feed's events too; a later one may or may not.
+    let secondFeedBegun = Atomic<Bool>(false)
     private let timings = Mutex<[String: Double]>([:])
     private var host = "127.0.0.1", port = 8080, apiKey = ""
 
@@ -76,7 +79,10 @@ final class TonightRun: @unchecked Sendable {
                 }
             }
             if second == nil, t >= settings.reingestAtSeconds {
-                second = Task { await self.ingest("second feed", path: "/api/feeds/events", TonightPlan.xml(self.plan.second)) }
+                second = Task {
+                    self.secondFeedBegun.store(true, ordering: .sequentiallyConsistent)
+                    await self.ingest("second feed", path: "/api/feeds/events", TonightPlan.xml(self.plan.second))
+                }
             }
             if t >= nextRecord {
                 nextRecord += 1
@@ -116,12 +122,14 @@ final class TonightRun: @unchecked Sendable {
     struct Audit {
         var expected = 0, undelivered = 0, redelivered = 0, unwanted = 0
         var suggestions = 0, announcements = 0, changes = 0
+        /// Users whose favourites or follows were still being acknowledged when the second feed began.
+        var lateUsers = 0
     }
 
     /// Compares what each user received (collected on its loop) with what it must have received.
     func audit() async -> Audit {
         let now = Date().timeIntervalSince1970
-        let (one, two) = plan.catalogs()
+        var (one, two) = plan.catalogs()
         let days = 180.0 * 86_400 // tonight.announceDays' default
         func announced(_ id: String, _ g: EventGoer, _ c: EventCatalog) -> Bool {
             guard let p = g.prefs, let e = c.events[id], let start = c.startsAt[id], start >= now, start <= now + days, e.status != .cancelled,
@@ -133,17 +141,22 @@ final class TonightRun: @unchecked Sendable {
             let got = await u.collected()
             guard !got.id.isEmpty else { continue }
             let g = plan.goer(u.index, id: got.id, at: now)
-            let suggestions = Set(one.tonight(for: g, now: now).map(\.event)).union(two.tonight(for: g, now: now).map(\.event))
+            // Engaged before the second feed: the first feed's suggestions came before it changed
+            // anything. Engaged later (a slow server): only the second feed's are certain.
+            let firstSet = Set(one.tonight(for: g, now: now).map(\.event)), secondSet = Set(two.tonight(for: g, now: now).map(\.event))
+            let suggestions = got.engagedBeforeSecondFeed ? firstSet.union(secondSet) : secondSet
+            if !got.engagedBeforeSecondFeed { a.lateUsers += 1 }
             // Favourites come after the first feed: only the second feed's new shows are announced.
             let mustAnnounce = Set(plan.added.filter { announced($0, g, two) })
             var changes: [String: [EventField]] = [:]
             for f in plan.users[u.index].follows {
                 if let c = plan.changed[f] { changes[f] = EventField.changed(from: c.old, to: c.new) }
             }
-            a.expected += suggestions.count + mustAnnounce.count + changes.count
+            let mustChange = got.engagedBeforeSecondFeed ? changes.count : 0
+            a.expected += suggestions.count + mustAnnounce.count + mustChange
             a.suggestions += suggestions.count
             a.announcements += mustAnnounce.count
-            a.changes += changes.count
+            a.changes += mustChange
             func tally(_ kind: String, must: Set<String>, may: Set<String>) {
                 for id in must where (got.counts["\(kind)|\(id)"] ?? 0) == 0 { a.undelivered += 1 }
                 for (key, n) in got.counts where key.hasPrefix(kind + "|") {
@@ -151,11 +164,11 @@ final class TonightRun: @unchecked Sendable {
                     if may.contains(id) { a.redelivered += n - 1 } else { a.unwanted += n }
                 }
             }
-            tally("tonight.suggested", must: suggestions, may: suggestions)
+            tally("tonight.suggested", must: suggestions, may: firstSet.union(secondSet))
             tally("event.announced", must: mustAnnounce, may: mustAnnounce)
-            tally("event.changed", must: Set(changes.keys), may: Set(changes.keys))
+            tally("event.changed", must: got.engagedBeforeSecondFeed ? Set(changes.keys) : [], may: Set(changes.keys))
             // Each change names its fields, and the previous values are the first feed's.
-            for (id, fields) in changes {
+            for (id, fields) in changes where got.engagedBeforeSecondFeed {
                 guard let data = got.changes[id], let old = plan.changed[id]?.old else { continue }
                 let names = data["changed"].flatMap { if case .array(let l) = $0 { l.compactMap { if case .string(let s) = $0 { s } else { nil } } } else { nil } }
                 var right = names == fields.map(\.rawValue)
@@ -182,7 +195,7 @@ final class TonightRun: @unchecked Sendable {
     func figures(_ a: Audit) -> [String: Double] {
         var out: [String: Double] = ["users": Double(settings.users), "deliveriesExpected": Double(a.expected),
                                      "suggestionsExpected": Double(a.suggestions), "announcementsExpected": Double(a.announcements),
-                                     "changesExpected": Double(a.changes), "unwanted": Double(a.unwanted),
+                                     "changesExpected": Double(a.changes), "unwanted": Double(a.unwanted), "usersEngagedLate": Double(a.lateUsers),
                                      "feedEvents": Double(settings.events), "tonightEvents": Double(plan.tonightEvents.count),
                                      "eventsChanged": Double(plan.changed.count), "eventsAnnounced": Double(plan.added.count)]
         for (label, seconds) in timings.withLock({ $0 }) { out["\(label.replacingOccurrences(of: " ", with: "-"))-seconds"] = seconds }
@@ -212,6 +225,7 @@ final class TonightUser: @unchecked Sendable {
     private var pendingFavourites: [String: UInt64] = [:]
     private let settled = Atomic<Bool>(false)
     private let engaged = Atomic<Bool>(false)
+    private let engagedEarly = Atomic<Bool>(false)
 
     init(index: Int, client: SimClient, run: TonightRun) {
         self.index = index
@@ -250,6 +264,7 @@ final class TonightUser: @unchecked Sendable {
             _ = await c.counted("artist.favorite", ["artist": .string(artist)])
         }
         for e in plan.follows { _ = await c.counted("event.follow", ["event": .string(e)]) }
+        if !run.secondFeedBegun.load(ordering: .sequentiallyConsistent) { engagedEarly.store(true, ordering: .sequentiallyConsistent) }
     }
 
     /// A push of its room (loop thread).
@@ -277,13 +292,15 @@ final class TonightUser: @unchecked Sendable {
         var id: String
         var counts: [String: Int]
         var changes: [String: JSON]
+        var engagedBeforeSecondFeed: Bool
     }
 
     /// What it received, read on its loop.
     func collected() async -> Collected {
         await withCheckedContinuation { done in
             client.loop.execute { _ in
-                done.resume(returning: Collected(id: self.isSettled ? self.client.userID : "", counts: self.counts, changes: self.changes))
+                done.resume(returning: Collected(id: self.isSettled ? self.client.userID : "", counts: self.counts, changes: self.changes,
+                                                 engagedBeforeSecondFeed: self.engagedEarly.load(ordering: .sequentiallyConsistent)))
             }
         }
     }

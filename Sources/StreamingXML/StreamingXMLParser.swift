@@ -1,12 +1,46 @@
 import CLibXML2
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Receives a streamed document's elements, in order, as the parser meets them.
 public protocol XMLElementHandler: AnyObject {
     /// An element opened, with its attributes (by local name; namespaces are not used by feeds).
-    func start(_ name: String, attributes: [String: String], line: Int)
+    func start(_ name: String, attributes: XMLAttributes, line: Int)
     /// An element closed; `text` is the character data (CDATA included) directly inside it since
     /// its last child closed (for a leaf element: all of its text), with no trimming.
     func end(_ name: String, text: XMLText)
+}
+
+/// An element's attributes as the parser holds them, looked up by name without building a
+/// dictionary (most elements' attributes are never asked for). Valid only during the `start` call
+/// it is given to: never keep it.
+public struct XMLAttributes {
+    /// libxml2's SAX2 array: five pointers per attribute (local name, prefix, URI, value start, value end).
+    let raw: UnsafeMutablePointer<UnsafePointer<xmlChar>?>?
+    public let count: Int
+
+    /// The value of attribute `name` (its local name), if present (invalid UTF-8 repaired).
+    public subscript(name: StaticString) -> String? {
+        guard let raw else { return nil }
+        for i in 0..<count {
+            guard let local = raw[i * 5], let start = raw[i * 5 + 3], let end = raw[i * 5 + 4],
+                  strcmp(UnsafeRawPointer(local).assumingMemoryBound(to: CChar.self), UnsafeRawPointer(name.utf8Start).assumingMemoryBound(to: CChar.self)) == 0 else { continue }
+            return String(decoding: UnsafeBufferPointer(start: start, count: end - start), as: UTF8.self)
+        }
+        return nil
+    }
+
+    /// Every attribute by name (for tools and tests; handlers on a hot path ask by name).
+    public var all: [String: String] {
+        var out: [String: String] = [:]
+        guard let raw else { return out }
+        for i in 0..<count {
+            guard let local = raw[i * 5], let start = raw[i * 5 + 3], let end = raw[i * 5 + 4] else { continue }
+            out[String(cString: local)] = String(decoding: UnsafeBufferPointer(start: start, count: end - start), as: UTF8.self)
+        }
+        return out
+    }
 }
 
 /// An element's text as the parser holds it, made into a `String` only by a handler that wants it
@@ -178,17 +212,8 @@ public final class StreamingXMLParser {
             p.fail("more than \(p.limits.maxAttributes) attributes on one element")
             return
         }
-        var attrs: [String: String] = [:]
-        if let attributes, count > 0 {
-            // Five pointers per attribute: local name, prefix, URI, value start, value end.
-            for i in 0..<Int(count) {
-                guard let name = attributes[i * 5], let start = attributes[i * 5 + 3], let end = attributes[i * 5 + 4] else { continue }
-                let value = UnsafeBufferPointer(start: start, count: end - start)
-                attrs[String(cString: name)] = String(decoding: value, as: UTF8.self)
-            }
-        }
         p.text.removeAll(keepingCapacity: true)
-        p.handler.start(String(cString: localname), attributes: attrs, line: p.currentLine)
+        p.handler.start(String(cString: localname), attributes: XMLAttributes(raw: attributes, count: Int(count)), line: p.currentLine)
     }
 
     private static let onEnd: endElementNsSAX2Func = { ctx, localname, _, _ in

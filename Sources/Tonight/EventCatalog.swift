@@ -53,7 +53,7 @@ public struct EventCatalog: Sendable {
     private var soonEvents: [String: Set<String>] = [:]
     private var soonVenues = PlaceIndex<String>()
     /// How far ahead `soonEvents` reaches, and how long it serves before it is rebuilt.
-    static let soonSpan = 60 * 3_600.0, soonServes = 24 * 3_600.0
+    static let soonSpan = 32 * 3_600.0, soonServes = 2 * 3_600.0
 
     public init(rules: Rules = Rules(), _ records: [FeedRecord] = []) {
         self.rules = rules
@@ -206,23 +206,52 @@ public struct EventCatalog: Sendable {
     /// and the end of their venue's local night, within the radius, within budget, in the chosen
     /// categories, by a favourite or a recommended artist, not followed or dismissed; in
     /// `Suggestion.ordered` order.
+    ///
+    /// Two ways to the same answer, the cheaper taken: from the events of the artists the user likes
+    /// (favourites and those recommended for them: a few dozen artists), or, when the user favours
+    /// categories (whose events may be thousands), from the venues with events soon within the radius.
     public mutating func tonight(for goer: EventGoer, now: Double) -> [Suggestion] {
         guard let prefs = goer.prefs else { return [] }
         prepare(now: now)
         var out: [Suggestion] = []
         var ends: [String: Double] = [:] // the night's end per zone, worked out once per zone
-        for (venue, _) in soonVenues.within(prefs.radiusKm, of: prefs.location) {
-            guard let ids = soonEvents[venue], !ids.isEmpty else { continue }
+        func consider(_ id: String, at venue: String, placeChecked: Bool) {
+            guard let start = startsAt[id], start >= now, start < soonTo, let e = events[id], Self.isBookable(e), !goer.excludes(id) else { return }
             let zoneName = venues[venue]?.timeZone ?? ""
             let end = ends[zoneName] ?? rules.night.end(at: now, in: zone(of: venue))
             ends[zoneName] = end
-            for id in ids {
-                guard let start = startsAt[id], start >= now, start < end, let e = events[id], Self.isBookable(e),
-                      !goer.excludes(id), suits(e, prefs), let why = reason(for: e, goer) else { continue }
-                out.append(Suggestion(event: id, reason: why, startsAt: start))
+            guard start < end, suits(e, prefs), let why = reason(for: e, goer) else { return }
+            if !placeChecked {
+                guard let at = venueIndex.place(of: venue), prefs.location.kilometres(to: at) <= prefs.radiusKm else { return }
+            }
+            out.append(Suggestion(event: id, reason: why, startsAt: start))
+        }
+        if goer.categories.isEmpty, let liked = likedArtists(goer, limit: 4_000) {
+            var seen = Set<String>()
+            for artist in liked {
+                for id in eventsByArtist[artist] ?? [] where seen.insert(id).inserted {
+                    if let e = events[id] { consider(id, at: e.venue, placeChecked: false) }
+                }
+            }
+        } else {
+            for (venue, _) in soonVenues.within(prefs.radiusKm, of: prefs.location) {
+                for id in soonEvents[venue] ?? [] { consider(id, at: venue, placeChecked: true) }
             }
         }
         return out.sorted(by: Suggestion.ordered)
+    }
+
+    /// The artists `goer` favours and those recommended for them, unless their events number more
+    /// than `limit` (then nil: looking by place is cheaper).
+    private func likedArtists(_ goer: EventGoer, limit: Int) -> Set<String>? {
+        var liked = goer.artists
+        for a in goer.artists { for r in recommendations[a] ?? [] { liked.insert(r.artist) } }
+        var events = 0
+        for a in liked {
+            events += eventsByArtist[a]?.count ?? 0
+            if events > limit { return nil }
+        }
+        return liked
     }
 
     /// Affinity cards (`events.explore`): bookable events at any date ahead by artists recommended

@@ -5,6 +5,7 @@ import Tonight
 /// The event feed's reader takes the streamed parser's elements (reading an element's text only
 /// for the fields a record keeps).
 extension EventFeedReader: XMLElementHandler {
+    public func start(_ name: String, attributes: XMLAttributes, line: Int) { start(name, id: attributes["ID"], line: line) }
     public func end(_ name: String, text: XMLText) { end(name, text: { text.string }) }
 }
 

@@ -4,8 +4,8 @@ import XCTest
 /// Records what the parser reports, as lines: "+Name a=1 b=2", "-Name text".
 final class Recorder: XMLElementHandler {
     var events: [String] = []
-    func start(_ name: String, attributes: [String: String], line: Int) {
-        events.append((["+" + name] + attributes.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }).joined(separator: " "))
+    func start(_ name: String, attributes: XMLAttributes, line: Int) {
+        events.append((["+" + name] + attributes.all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }).joined(separator: " "))
     }
     func end(_ name: String, text: XMLText) { events.append("-\(name) \(text.string)") }
 }

@@ -18,7 +18,7 @@ struct XMLMeasure: ParsableCommand {
     /// Counts what it is told, so that nothing is optimised away.
     final class Counter: XMLElementHandler {
         var elements = 0, attributes = 0, textBytes = 0
-        func start(_ name: String, attributes: [String: String], line: Int) {
+        func start(_ name: String, attributes: XMLAttributes, line: Int) {
             elements += 1
             self.attributes += attributes.count
         }

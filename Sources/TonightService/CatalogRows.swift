@@ -1,4 +1,5 @@
 import GRDB
+import Realtime
 import Tonight
 
 /// How the catalog's records are stored and read back (`tonight.v1`). Lists of ids are joined with
@@ -68,34 +69,47 @@ enum CatalogRows {
         return out
     }
 
-    /// Notes that `new` was added (`old` nil) or changed and its users are still to be told; an
-    /// earlier note of the same event is kept (its values are the ones users last heard of).
-    static func noteChange(old: FeedEvent?, new: FeedEvent, _ db: Database) throws {
-        try db.cachedStatement(sql: """
-            INSERT OR IGNORE INTO tonight_feed_change (event, added, venue, start_local, status, min_price, max_price, currency)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-            """).execute(arguments: [new.id, old == nil ? 1 : 0, old?.venue, old?.start.description, old?.status.rawValue,
-                                     old?.minPrice, old?.maxPrice, old?.currency])
+    /// Notes a batch's added and changed events (with their earlier values), whose users are still
+    /// to be told; returns the note's id.
+    static func note(_ changes: some Collection<(old: FeedEvent?, new: FeedEvent)>, _ db: Database) throws -> Int64 {
+        func text(_ s: String?) -> JSON { s.map(JSON.string) ?? .null }
+        func int(_ n: Int?) -> JSON { n.map(JSON.int) ?? .null }
+        let entries = JSON.array(changes.map { old, new in
+            .array([.string(new.id), .int(old == nil ? 1 : 0), text(old?.venue), text(old?.start.description), text(old?.status.rawValue),
+                    int(old?.minPrice), int(old?.maxPrice), text(old?.currency)])
+        })
+        try db.execute(sql: "INSERT INTO tonight_feed_note (changes) VALUES (?)", arguments: [entries.encoded])
+        return db.lastInsertedRowID
     }
 
-    /// The changes noted and not yet told, against the catalog's current events.
-    static func pendingChanges(_ db: Database, current: (String) -> FeedEvent?) throws -> [(old: FeedEvent?, new: FeedEvent)] {
-        try Row.fetchAll(db, sql: "SELECT * FROM tonight_feed_change").compactMap { r in
-            guard let new = current(r["event"]) else { return nil }
-            guard (r["added"] as Int) == 0 else { return (nil, new) }
-            var old = new
-            if let venue: String = r["venue"] { old.venue = venue }
-            if let start = (r["start_local"] as String?).flatMap({ LocalDateTime(iso: $0) }) { old.start = start }
-            if let status = (r["status"] as String?).flatMap(EventStatus.init(rawValue:)) { old.status = status }
-            (old.minPrice, old.maxPrice, old.currency) = (r["min_price"], r["max_price"], r["currency"])
-            return (old, new)
+    /// The notes not yet told, oldest first, against the catalog's current events (an event noted
+    /// twice keeps its first note's earlier values: the ones its users last heard of).
+    static func pendingChanges(_ db: Database, current: (String) -> FeedEvent?) throws -> (changes: [(old: FeedEvent?, new: FeedEvent)], notes: [Int64]) {
+        var out: [(old: FeedEvent?, new: FeedEvent)] = [], notes: [Int64] = [], seen = Set<String>()
+        for r in try Row.fetchAll(db, sql: "SELECT note, changes FROM tonight_feed_note ORDER BY note") {
+            notes.append(r["note"])
+            let text: String = r["changes"]
+            guard case .array(let entries)? = try? JSONParser.parse(Array(text.utf8)) else { continue }
+            for case .array(let f) in entries where f.count == 8 {
+                guard case .string(let id) = f[0], seen.insert(id).inserted, let new = current(id) else { continue }
+                guard f[1] == .int(0) else { out.append((nil, new)); continue }
+                var old = new
+                if case .string(let venue) = f[2] { old.venue = venue }
+                if case .string(let start) = f[3], let t = LocalDateTime(iso: start) { old.start = t }
+                if case .string(let status) = f[4], let s = EventStatus(rawValue: status) { old.status = s }
+                func int(_ j: JSON) -> Int? { if case .int(let n) = j { n } else { nil } }
+                (old.minPrice, old.maxPrice) = (int(f[5]), int(f[6]))
+                old.currency = if case .string(let c) = f[7] { c } else { nil }
+                out.append((old, new))
+            }
         }
+        return (out, notes)
     }
 
-    /// The users of these events have been told.
-    static func told(_ events: [String], _ db: Database) throws {
-        let delete = try db.cachedStatement(sql: "DELETE FROM tonight_feed_change WHERE event = ?")
-        for e in events { try delete.execute(arguments: [e]) }
+    /// The users of these notes' events have been told.
+    static func told(_ notes: [Int64], _ db: Database) throws {
+        let delete = try db.cachedStatement(sql: "DELETE FROM tonight_feed_note WHERE note = ?")
+        for n in notes { try delete.execute(arguments: [n]) }
     }
 
     /// Replaces `artist`'s recommendations.

@@ -5,6 +5,13 @@ import Storage
 import StreamingXML
 import Tonight
 
+/// What a feed's ingest added and changed, for telling users: the events (as they were, nil when
+/// new; as they are) and the notes that keep them until users were told.
+struct FeedChanges: Sendable {
+    var events: [(old: FeedEvent?, new: FeedEvent)]
+    var notes: [Int64]
+}
+
 /// `POST /api/feeds/events` (feeds.md): the event-info XML, parsed as it arrives and written while
 /// it is read. Records go to the store in batches (only those that changed), each batch committing
 /// on the store's thread while the next is parsed (`maxInFlight`); the catalog takes a batch once
@@ -22,7 +29,7 @@ struct EventFeedIngest: Sendable {
     var maxInFlight = 2
     /// Told of the events added or changed (as they were, as they are) once they are durable,
     /// before the ingest answers: users' suggestions, announcements and changes.
-    var onEvents: @Sendable ([(old: FeedEvent?, new: FeedEvent)]) async -> Void = { _ in }
+    var onEvents: @Sendable (FeedChanges) async -> Void = { _ in }
 
     var endpoint: HTTPEndpoint {
         HTTPEndpoint("POST", "/api/feeds/events", maxBodyBytes: maxBodyBytes) { request in await run(request.body) }
@@ -56,7 +63,9 @@ struct EventFeedIngest: Sendable {
         /// Records handed to the store that the catalog does not hold yet.
         var inFlight: [Key: FeedRecord] = [:]
         /// The batches committing, oldest first, with their records' keys.
-        var writes: [(task: Task<Void, Error>, keys: [Key])] = []
+        var writes: [(task: Task<Int64?, Error>, keys: [Key])] = []
+        /// The notes of the batches written (`CatalogRows.note`).
+        var notes: [Int64] = []
     }
 
     /// The ingest's second stage, behind the parser: sorting, counting and writing what was read,
@@ -135,7 +144,7 @@ struct EventFeedIngest: Sendable {
         }.value
         do { try await drain(&stage.progress) } catch { stage.failed = stage.failed ?? error }
         var progress = stage.progress
-        await onEvents(progress.events)
+        await onEvents(FeedChanges(events: progress.events, notes: progress.notes))
         if aborted { return .error(400, "the body did not arrive whole") }
         if let error = stage.failed {
             return .error(503, "could not save the feed; what was written before stays: \(error)", headers: [("Retry-After", "5")])
@@ -201,14 +210,15 @@ struct EventFeedIngest: Sendable {
             keys.append(key)
         }
         guard !changed.isEmpty else { return }
-        let rows = changed, store = self.store, catalog = self.catalog, notes = p.events.suffix(from: eventsBefore)
+        let rows = changed, store = self.store, catalog = self.catalog, events = Array(p.events[eventsBefore...])
         p.writes.append((Task {
-            try await store.write { db in
+            let note = try await store.write { db -> Int64? in
                 for r in rows { try CatalogRows.upsert(r, db) }
                 // Users are told once the whole feed is read: noted here, so a stop before then loses nothing.
-                for (old, new) in notes { try CatalogRows.noteChange(old: old, new: new, db) }
+                return events.isEmpty ? nil : try CatalogRows.note(events, db)
             }
             catalog.apply(rows)
+            return note
         }, keys))
         while p.writes.count > maxInFlight { try await finishOldest(&p) }
     }
@@ -216,7 +226,7 @@ struct EventFeedIngest: Sendable {
     /// Waits for the oldest batch; its records are in the catalog now.
     private func finishOldest(_ p: inout Progress) async throws {
         let (task, keys) = p.writes.removeFirst()
-        try await task.value
+        if let note = try await task.value { p.notes.append(note) }
         for k in keys { p.inFlight[k] = nil }
     }
 

@@ -122,6 +122,7 @@ public final class EventGoers: Sendable {
     /// room), and the users they may concern are looked up and brought up to date (suggestions,
     /// announcements of new events). Returns once those pushes are durable.
     func eventsApplied(_ updates: [(old: FeedEvent?, new: FeedEvent)], rooms: EventRooms) async {
+        guard !updates.isEmpty, userCount > 0 else { return } // nobody to tell
         var refresh: [String: [String]] = [:] // user → new events to announce
         for (old, new) in updates {
             if let old {
@@ -146,11 +147,11 @@ public final class EventGoers: Sendable {
     }
 
     /// `eventsApplied`, then the feed's notes of these events are deleted (the pushes are durable).
-    func tell(_ updates: [(old: FeedEvent?, new: FeedEvent)], rooms: EventRooms) async {
-        guard !updates.isEmpty else { return }
-        await eventsApplied(updates, rooms: rooms)
-        let ids = updates.map(\.new.id)
-        do { try await store.write { db in try CatalogRows.told(ids, db) } } catch {
+    func tell(_ changes: FeedChanges, rooms: EventRooms) async {
+        await eventsApplied(changes.events, rooms: rooms)
+        guard !changes.notes.isEmpty else { return }
+        let notes = changes.notes
+        do { try await store.write { db in try CatalogRows.told(notes, db) } } catch {
             logger.error("could not clear the feed's notes; their users may be told again at start-up", metadata: ["error": "\(error)"])
         }
     }
@@ -160,8 +161,10 @@ public final class EventGoers: Sendable {
         let catalog = self.catalog
         do {
             let pending = try await store.read { db in try CatalogRows.pendingChanges(db, current: { catalog.event($0) }) }
-            if !pending.isEmpty { logger.notice("telling users of feed changes made before the restart", metadata: ["events": "\(pending.count)"]) }
-            await tell(pending, rooms: rooms)
+            if !pending.notes.isEmpty {
+                logger.notice("telling users of feed changes made before the restart", metadata: ["events": "\(pending.changes.count)"])
+            }
+            await tell(FeedChanges(events: pending.changes, notes: pending.notes), rooms: rooms)
         } catch {
             logger.error("could not read the feed's pending notes", metadata: ["error": "\(error)"])
         }

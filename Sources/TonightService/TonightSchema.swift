@@ -128,14 +128,14 @@ public enum TonightSchema {
             try db.execute(sql: "CREATE INDEX tonight_event_venue ON tonight_event (venue)")
         }
         migrator.registerMigration("tonight.v5") { db in
-            // Events a feed added or changed whose users were not told yet: written with the events,
-            // deleted once the pushes are durable, and told at start-up if the server stopped between.
+            // Events a feed added or changed whose users were not told yet: one note per batch of the
+            // feed, written with its events, deleted once the pushes are durable, and told at start-up
+            // if the server stopped between.
             try db.execute(sql: """
-                CREATE TABLE tonight_feed_change (
-                    event TEXT PRIMARY KEY,
-                    added INTEGER NOT NULL,         -- 1: new; 0: changed, its earlier values below
-                    venue TEXT, start_local TEXT, status TEXT, min_price INTEGER, max_price INTEGER, currency TEXT
-                ) WITHOUT ROWID;
+                CREATE TABLE tonight_feed_note (
+                    note INTEGER PRIMARY KEY,
+                    changes TEXT NOT NULL   -- JSON: [[event, added (1) or changed (0), venue, start, status, min, max, currency]...], earlier values
+                );
                 """)
         }
     }

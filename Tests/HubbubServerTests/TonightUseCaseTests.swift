@@ -251,8 +251,7 @@ final class TonightUseCaseTests: XCTestCase {
         try await db.write { db in
             try db.execute(sql: "UPDATE tonight_event SET start_local = '2026-11-22T23:00' WHERE id = 'E1'")
             try db.execute(sql: """
-                INSERT INTO tonight_feed_change (event, added, venue, start_local, status, min_price, max_price, currency)
-                VALUES ('E1', 0, 'MAD', '2026-11-22T21:00', 'onsale', 2500, NULL, 'EUR')
+                INSERT INTO tonight_feed_note (changes) VALUES ('[["E1", 0, "MAD", "2026-11-22T21:00", "onsale", 2500, null, "EUR"]]')
                 """)
         }
         server = try Self.server(clock: clock, dataDir: dir)
@@ -265,7 +264,7 @@ final class TonightUseCaseTests: XCTestCase {
         // The note goes once its users were told (just after the push is durable).
         var left: Int? = 1
         for _ in 0..<50 where left != 0 {
-            left = try await db.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM tonight_feed_change") }
+            left = try await db.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM tonight_feed_note") }
             if left != 0 { try await Task.sleep(for: .milliseconds(50)) }
         }
         XCTAssertEqual(left, 0)

@@ -102,6 +102,8 @@ let package = Package(
         .target(name: "TonightService", dependencies: [
             "Tonight", "StreamingXML", "Realtime", "Storage", "DomainSeam", "WebSocket", "HubbubCrypto",
             .product(name: "GRDB", package: "GRDB.swift"),
+            // SQLite's C API, for binding a feed's rows without GRDB's per-value boxing (the ingest's hot loop).
+            .product(name: "GRDBSQLite", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),

@@ -73,6 +73,10 @@ public struct EventCatalog: Sendable {
 
     /// Takes records in (replacing those of the same id), keeping every index in step.
     public mutating func apply(_ records: [FeedRecord]) {
+        if records.count > 1_000 { // a feed's batch: grow the tables once, not step by step
+            events.reserveCapacity(events.count + records.count)
+            startsAt.reserveCapacity(startsAt.count + records.count)
+        }
         for r in records {
             switch r {
             case .category(let c): categories[c.id] = c

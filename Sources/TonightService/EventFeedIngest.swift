@@ -66,6 +66,15 @@ struct EventFeedIngest: Sendable {
         var writes: [(task: Task<Int64?, Error>, keys: [Key])] = []
         /// The notes of the batches written (`CatalogRows.note`).
         var notes: [Int64] = []
+        /// Time zone names met, and whether each is one (looking one up costs more than a record).
+        var zones: [String: Bool] = [:]
+
+        mutating func knownZone(_ name: String) -> Bool {
+            if let known = zones[name] { return known }
+            let known = TimeZone(identifier: name) != nil
+            zones[name] = known
+            return known
+        }
     }
 
     /// The ingest's second stage, behind the parser: sorting, counting and writing what was read,
@@ -171,7 +180,7 @@ struct EventFeedIngest: Sendable {
             switch record {
             case .event(let e) where unresolved(e, p) != nil: waiting.append((e, line))
             case .venue(let v):
-                if let zone = v.timeZone, TimeZone(identifier: zone) == nil {
+                if let zone = v.timeZone, !p.knownZone(zone) {
                     p.report.rejects.append(IngestReport.Reject(record: "Venue \(v.id)", line: line, reason: "VenueTimeZone \(zone) is not a time zone"))
                     continue
                 }
@@ -191,18 +200,25 @@ struct EventFeedIngest: Sendable {
     private func hand(_ records: [(FeedRecord, Int)], _ p: inout Progress) async throws {
         var changed: [FeedRecord] = [], keys: [Key] = []
         let eventsBefore = p.events.count
-        for (record, _) in records {
+        // What the catalog holds of each, in one look (the catalog's lock taken once per batch).
+        let held: [(change: EventCatalog.Change, event: FeedEvent?)] = catalog.with { c in
+            records.map { record, _ in
+                let event: FeedEvent? = if case .event(let e) = record { c.events[e.id] } else { nil }
+                return (c.change(record), event)
+            }
+        }
+        for ((record, _), (catalogChange, catalogEvent)) in zip(records, held) {
             if case .venue(let v) = record, v.latitude == nil { p.unlocated += 1 }
             let key = Key(record)
-            let held = p.inFlight[key]
-            let change: EventCatalog.Change = held.map { $0 == record ? .unchanged : .changed } ?? catalog.change(record)
+            let inFlight = p.inFlight.isEmpty ? nil : p.inFlight[key]
+            let change: EventCatalog.Change = inFlight.map { $0 == record ? .unchanged : .changed } ?? catalogChange
             switch change {
             case .added: p.report.added += 1
             case .changed: p.report.changed += 1
             case .unchanged: p.report.unchanged += 1; continue
             }
             if case .event(let e) = record {
-                let old: FeedEvent? = if case .event(let o)? = held { o } else { catalog.event(e.id) }
+                let old: FeedEvent? = if case .event(let o)? = inFlight { o } else { catalogEvent }
                 p.events.append((old, e))
             }
             p.inFlight[key] = record

@@ -125,7 +125,7 @@ public enum TonightSchema {
                     ALTER TABLE \(table)_v4 RENAME TO \(table);
                     """)
             }
-            try db.execute(sql: "CREATE INDEX tonight_event_venue ON tonight_event (venue)")
+            // No index by venue: the catalog is read whole at start-up and queried in memory.
         }
         migrator.registerMigration("tonight.v5") { db in
             // Events a feed added or changed whose users were not told yet: one note per batch of the

@@ -31,6 +31,9 @@ extension Scenario {
         public var reingestAtSeconds: Double
         /// Users connect over this many seconds from the start.
         public var connectSeconds: Double
+        /// Once the feeds are in, users favour their artists and follow their events at a moment
+        /// of their own within this many seconds (those who arrive later, on arrival).
+        public var engageSeconds: Double
         /// Shares of tonight's events the re-ingest moves to another venue, reschedules, cancels;
         /// and new events it publishes (a share of the feed's events).
         public var movedShare: Double
@@ -62,6 +65,7 @@ extension Scenario {
             ingestAtSeconds: try r.double("ingestAtSeconds", in: 0...86_400, default: 5),
             reingestAtSeconds: try r.double("reingestAtSeconds", in: 0...86_400, default: 30),
             connectSeconds: try r.double("connectSeconds", in: 0...86_400, default: 10),
+            engageSeconds: try r.double("engageSeconds", in: 0...86_400, default: 5),
             movedShare: try r.double("movedShare", in: 0...1, default: 0.05), rescheduledShare: try r.double("rescheduledShare", in: 0...1, default: 0.05),
             cancelledShare: try r.double("cancelledShare", in: 0...1, default: 0.05), announcedShare: try r.double("announcedShare", in: 0...1, default: 0.02),
             recommendationsPerArtist: try r.int("recommendationsPerArtist", in: 0...1_000, default: 5),

@@ -75,7 +75,16 @@ final class TonightRun: @unchecked Sendable {
                     await self.ingest("first feed", path: "/api/feeds/events", TonightPlan.xml(self.plan.first))
                     await self.ingest("affinity feed", path: "/api/feeds/affinity", self.plan.affinityText(names: self.plan.artistNames))
                     self.ready.store(true, ordering: .sequentiallyConsistent)
-                    await runBoundedQuietly(self.users.filter(\.isSettled)) { await $0.engage() }
+                    // Users already here engage each at a moment of their own within engageSeconds.
+                    let spread = self.settings.engageSeconds
+                    await withTaskGroup(of: Void.self) { group in
+                        for u in self.users where u.isSettled {
+                            group.addTask {
+                                try? await Task.sleep(nanoseconds: UInt64(Double.random(in: 0...spread) * 1e9))
+                                await u.engage()
+                            }
+                        }
+                    }
                 }
             }
             if second == nil, t >= settings.reingestAtSeconds {

@@ -147,7 +147,7 @@ let package = Package(
         ], path: "Tests/TestSupport"),
         .testTarget(name: "WebSocketTests", dependencies: ["WebSocket"]),
         .testTarget(name: "StreamingXMLTests", dependencies: ["StreamingXML"]),
-        .testTarget(name: "TonightTests", dependencies: ["Tonight", "TonightService", "StreamingXML"]),
+        .testTarget(name: "TonightTests", dependencies: ["Tonight", "TonightService", "StreamingXML", "SeededRandom"]),
         // A seeded random generator for the pure test targets (which must not depend on the server).
         .target(name: "SeededRandom", path: "Tests/SeededRandom"),
         .testTarget(name: "VenuesTests", dependencies: ["Venues", "SeededRandom"]),

@@ -1,4 +1,5 @@
 import Foundation
+import SeededRandom
 import Tonight
 import XCTest
 
@@ -141,6 +142,41 @@ final class TonightRulesTests: XCTestCase {
         // Explore: recommended artists' events at any date, best score first, favourites' own left out.
         let explore = c.explore(for: g, now: now, limit: 10)
         XCTAssertEqual(explore.map(\.event), ["close", "loose", "both"], "equal scores by start")
+    }
+
+    func testTonightIsTheSameFoundByArtistOrByPlace() {
+        // A catalog of random events around Madrid over three days, and random goers: the answer
+        // found from the artists a goer likes must equal the one found from the venues in reach
+        // (a favourite category without events sends tonight down the second way).
+        var rng = SplitMix64(seed: 7)
+        var records: [FeedRecord] = (0..<40).map { .artist(FeedArtist(id: "A\($0)", name: "Artist \($0)")) }
+        for v in 0..<60 {
+            records.append(.venue(FeedVenue(id: "V\(v)", name: "V\(v)", latitude: 40.3 + Double(rng.next() % 300) / 1000,
+                                            longitude: -3.85 + Double(rng.next() % 300) / 1000, timeZone: "Europe/Madrid")))
+        }
+        for e in 0..<600 {
+            let day = 22 + Int(rng.next() % 3), hour = Int(rng.next() % 24)
+            records.append(.event(FeedEvent(id: "E\(e)", performers: ["A\(rng.next() % 40)"], venue: "V\(rng.next() % 60)",
+                                            start: Self.at("2026-11-\(day)", hour < 10 ? "0\(hour):30" : "\(hour):30"),
+                                            status: rng.next() % 10 == 0 ? .soldout : .onsale)))
+        }
+        var c = EventCatalog(records)
+        for a in 0..<10 { c.setRecommendations([.init(artist: "A\(a + 10)", score: 0.5), .init(artist: "A\(a + 20)", score: 0.3)], of: "A\(a)") }
+        var compared = 0
+        for g in 0..<50 {
+            var goer = EventGoer(user: "u\(g)", prefs: Preferences(location: Place(lat: 40.35 + Double(rng.next() % 100) / 1000, lon: -3.75),
+                                                                   radiusKm: 2 + Double(rng.next() % 15)))
+            goer.artists = Set((0..<3).map { _ in "A\(rng.next() % 20)" })
+            for hours in [0.0, 5, 20] {
+                let now = Self.utc("2026-11-22T12:00:00Z") + hours * 3_600
+                let byArtist = c.tonight(for: goer, now: now)
+                var byPlace = goer
+                byPlace.categories = ["no-such-category"]
+                XCTAssertEqual(byArtist, c.tonight(for: byPlace, now: now), "goer \(g) at +\(hours) h")
+                compared += byArtist.count
+            }
+        }
+        XCTAssertGreaterThan(compared, 50, "the comparison covered suggestions")
     }
 
     func testArtistSearchIsAPrefixOfTheNameOrAWordCaseAndAccentsAside() {

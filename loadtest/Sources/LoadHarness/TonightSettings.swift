@@ -32,7 +32,8 @@ extension Scenario {
         /// Users connect over this many seconds from the start.
         public var connectSeconds: Double
         /// Once the feeds are in, users favour their artists and follow their events at a moment
-        /// of their own within this many seconds (those who arrive later, on arrival).
+        /// of their own within this many seconds (those who arrive later, within as long after
+        /// their arrival).
         public var engageSeconds: Double
         /// Shares of tonight's events the re-ingest moves to another venue, reschedules, cancels;
         /// and new events it publishes (a share of the feed's events).

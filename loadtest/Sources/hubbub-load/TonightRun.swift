@@ -257,7 +257,10 @@ final class TonightUser: @unchecked Sendable {
             let p = plan
             guard await c.counted("prefs.set", ["location": ["lat": .double(p.place.lat), "lon": .double(p.place.lon)], "radiusKm": .double(p.radiusKm)]) != nil else { return }
             settled.store(true, ordering: .sequentiallyConsistent)
-            if run.isReady { await engage() }
+            if run.isReady {
+                try? await Task.sleep(nanoseconds: UInt64(Double.random(in: 0...run.settings.engageSeconds) * 1e9))
+                await engage()
+            }
         } catch {
             let reason = String("\(error)".prefix(60))
             c.loop.execute { _ in c.meter.now.errors["arrival: \(reason)", default: 0] += 1 }

@@ -21,7 +21,10 @@ public struct EventCatalog: Sendable {
     /// What tonight means: when the night ends, and the zone of venues without one.
     public struct Rules: Sendable {
         public var night = NightWindow()
+        /// The zone of venues the feed gives none for, and its name as configured (Foundation
+        /// calls UTC "GMT").
         public var defaultZone = TimeZone(identifier: "UTC")!
+        public var defaultZoneName = "UTC"
         public init() {}
     }
 
@@ -52,6 +55,8 @@ public struct EventCatalog: Sendable {
     private var soonFrom = -Double.infinity, soonTo = -Double.infinity
     private var soonEvents: [String: Set<String>] = [:]
     private var soonVenues = PlaceIndex<String>()
+    /// The same soon events by performer.
+    private var soonByArtist: [String: Set<String>] = [:]
     /// How far ahead `soonEvents` reaches, and how long it serves before it is rebuilt.
     static let soonSpan = 32 * 3_600.0, soonServes = 2 * 3_600.0
 
@@ -91,7 +96,7 @@ public struct EventCatalog: Sendable {
                 if let lat = v.latitude, let lon = v.longitude { venueIndex.set(v.id, at: Place(lat: lat, lon: lon)) } else { venueIndex.set(v.id, at: nil) }
                 for e in eventsByVenue[v.id] ?? [] {
                     if let event = events[e] { startsAt[e] = zone(of: v.id).instant(of: event.start) }
-                    placeSoon(e, leaving: v.id)
+                    placeSoon(e, leaving: events[e])
                 }
             case .event(let e): put(e)
             }
@@ -110,19 +115,26 @@ public struct EventCatalog: Sendable {
         for a in e.performers { eventsByArtist[a, default: []].insert(e.id) }
         for c in e.categories { eventsByCategory[c, default: []].insert(e.id) }
         startsAt[e.id] = zone(of: e.venue).instant(of: e.start)
-        placeSoon(e.id, leaving: old?.venue)
+        placeSoon(e.id, leaving: old)
     }
 
     /// Puts event `id` among the soon ones, or takes it out, as its start now says (`leaving`: the
-    /// venue it was at).
-    private mutating func placeSoon(_ id: String, leaving previous: String?) {
-        if let previous, soonEvents[previous]?.remove(id) != nil, soonEvents[previous]?.isEmpty == true {
-            soonEvents[previous] = nil
-            soonVenues.set(previous, at: nil)
+    /// event as it was, whose venue and performers held it).
+    private mutating func placeSoon(_ id: String, leaving previous: FeedEvent?) {
+        if let previous, soonEvents[previous.venue]?.remove(id) != nil {
+            if soonEvents[previous.venue]?.isEmpty == true {
+                soonEvents[previous.venue] = nil
+                soonVenues.set(previous.venue, at: nil)
+            }
+            for a in previous.performers {
+                soonByArtist[a]?.remove(id)
+                if soonByArtist[a]?.isEmpty == true { soonByArtist[a] = nil }
+            }
         }
         guard let e = events[id], let start = startsAt[id], start >= soonFrom, start < soonTo else { return }
         soonEvents[e.venue, default: []].insert(id)
         soonVenues.set(e.venue, at: venueIndex.place(of: e.venue))
+        for a in e.performers { soonByArtist[a, default: []].insert(id) }
     }
 
     /// Makes the soon events cover the coming night as seen at `now` (a rebuild about once a day).
@@ -131,6 +143,7 @@ public struct EventCatalog: Sendable {
         soonFrom = now - 3_600
         soonTo = soonFrom + Self.soonSpan
         soonEvents = [:]
+        soonByArtist = [:]
         soonVenues = PlaceIndex<String>()
         for (id, start) in startsAt where start >= soonFrom && start < soonTo { placeSoon(id, leaving: nil) }
     }
@@ -180,10 +193,14 @@ public struct EventCatalog: Sendable {
         return Double(cents) <= maxPrice * 100 + 0.5
     }
 
-    /// An event's categories and their parents.
+    /// An event's categories and all their ancestors (Hard Rock, Rock, Music), however deep
+    /// (a cycle in the feed's parents stops the walk).
     public func categoryLineage(_ e: FeedEvent) -> Set<String> {
         var out = Set(e.categories)
-        for c in e.categories { if let parent = categories[c]?.parent { out.insert(parent) } }
+        for c in e.categories {
+            var parent = categories[c]?.parent
+            while let p = parent, out.insert(p).inserted { parent = categories[p]?.parent }
+        }
         return out
     }
 
@@ -211,9 +228,10 @@ public struct EventCatalog: Sendable {
     /// categories, by a favourite or a recommended artist, not followed or dismissed; in
     /// `Suggestion.ordered` order.
     ///
-    /// Two ways to the same answer, the cheaper taken: from the events of the artists the user likes
-    /// (favourites and those recommended for them: a few dozen artists), or, when the user favours
-    /// categories (whose events may be thousands), from the venues with events soon within the radius.
+    /// Two ways to the same answer: from the soon events of the artists the user likes (favourites
+    /// and those recommended for them: a few dozen artists, a handful of events), or, when the user
+    /// favours categories (whose events may be thousands), from the venues within the radius that
+    /// have events soon.
     public mutating func tonight(for goer: EventGoer, now: Double) -> [Suggestion] {
         guard let prefs = goer.prefs else { return [] }
         prepare(now: now)
@@ -230,10 +248,12 @@ public struct EventCatalog: Sendable {
             }
             out.append(Suggestion(event: id, reason: why, startsAt: start))
         }
-        if goer.categories.isEmpty, let liked = likedArtists(goer, limit: 4_000) {
+        if goer.categories.isEmpty {
+            var liked = goer.artists
+            for a in goer.artists { for r in recommendations[a] ?? [] { liked.insert(r.artist) } }
             var seen = Set<String>()
             for artist in liked {
-                for id in eventsByArtist[artist] ?? [] where seen.insert(id).inserted {
+                for id in soonByArtist[artist] ?? [] where seen.insert(id).inserted {
                     if let e = events[id] { consider(id, at: e.venue, placeChecked: false) }
                 }
             }
@@ -243,19 +263,6 @@ public struct EventCatalog: Sendable {
             }
         }
         return out.sorted(by: Suggestion.ordered)
-    }
-
-    /// The artists `goer` favours and those recommended for them, unless their events number more
-    /// than `limit` (then nil: looking by place is cheaper).
-    private func likedArtists(_ goer: EventGoer, limit: Int) -> Set<String>? {
-        var liked = goer.artists
-        for a in goer.artists { for r in recommendations[a] ?? [] { liked.insert(r.artist) } }
-        var events = 0
-        for a in liked {
-            events += eventsByArtist[a]?.count ?? 0
-            if events > limit { return nil }
-        }
-        return liked
     }
 
     /// Affinity cards (`events.explore`): bookable events at any date ahead by artists recommended

@@ -153,7 +153,9 @@ actor EventGoerActor: RoomHost {
     func refresh(announced: [String] = []) async {
         let now = goers.clock.now
         let (tonight, news) = goers.catalog.with { c in
-            (c.tonight(for: goer, now: now), announced.compactMap { goers.announcement(of: $0, for: goer, now: now, c) })
+            let tonight = c.tonight(for: goer, now: now), tonightIDs = Set(tonight.map(\.event))
+            // A new show tonight is suggested; it is not announced as well.
+            return (tonight, announced.filter { !tonightIDs.contains($0) }.compactMap { goers.announcement(of: $0, for: goer, now: now, c) })
         }
         for s in tonight where !known.contains(Self.key(.suggested, s.event)) {
             guard let data = goers.catalog.with({ TonightJSON.suggestion(s, $0) }) else { continue }
@@ -172,7 +174,9 @@ actor EventGoerActor: RoomHost {
         guard goer.followed[event] != nil else { return }
         let user = self.user
         var also: (@Sendable (Database) throws -> Void)?
-        if let due = newStart.map({ $0 - goers.configuration.reminderSeconds }), due > goers.clock.now {
+        // A new start re-arms the reminder: due a lead before it, or at once when it is closer than that.
+        if let start = newStart, start > goers.clock.now {
+            let due = max(start - goers.configuration.reminderSeconds, goers.clock.now)
             also = { db in
                 try db.execute(sql: "INSERT OR REPLACE INTO tonight_reminder (user, event, due) VALUES (?, ?, ?)", arguments: [user, event, due])
             }
@@ -188,11 +192,13 @@ actor EventGoerActor: RoomHost {
         let remove: @Sendable (Database) throws -> Void = { db in
             try db.execute(sql: "DELETE FROM tonight_reminder WHERE user = ? AND event = ?", arguments: [user, event])
         }
+        // No reminder of an event that will not take place (its cancellation was pushed as a change).
         guard goer.followed[event] != nil, let start = goers.catalog.startsAt(event), start > now,
-              let data = goers.catalog.with({ c in c.events[event].map { TonightJSON.event($0, c) } }) else {
+              let e = goers.catalog.event(event), e.status != .cancelled else {
             _ = try? await store.write(remove)
             return
         }
+        let data = goers.catalog.with { TonightJSON.event(e, $0) }
         outbox.append(Pending(event: .reminder, data: ["event": data, "minutes": .int(Int(((start - now) / 60).rounded()))], also: remove))
         await flush()
     }

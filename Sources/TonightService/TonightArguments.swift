@@ -51,8 +51,17 @@ struct SearchArgs: OpArguments {
     }
 }
 
-/// `events.explore {limit?}`, `events.nearby {radiusKm?, limit?}`
-struct ListArgs: OpArguments {
+/// `events.explore {limit?}`
+struct ExploreArgs: OpArguments {
+    var limit: Int?
+    init(_ a: Args) throws(ProtocolError) {
+        limit = try a.optionalInt("limit")
+        if let limit, limit < 1 { throw .badRequest("field limit must be at least 1") }
+    }
+}
+
+/// `events.nearby {radiusKm?, limit?}`
+struct NearbyArgs: OpArguments {
     var radiusKm: Double?
     var limit: Int?
     init(_ a: Args) throws(ProtocolError) {

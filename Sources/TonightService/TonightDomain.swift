@@ -65,6 +65,7 @@ public struct TonightDomain: Domain {
             throw BadSetting(description: "tonight.defaultTimeZone: \(s[Self.defaultTimeZone]) is not a time zone")
         }
         rules.defaultZone = zone
+        rules.defaultZoneName = s[Self.defaultTimeZone]
         catalog = Catalog(rules: rules, try context.store.readNow { db in try CatalogRows.all(db) })
         for (artist, list) in try context.store.readNow({ db in try CatalogRows.recommendations(db) }) {
             catalog.setRecommendations(list, of: artist)

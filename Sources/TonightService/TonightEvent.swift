@@ -50,7 +50,7 @@ enum TonightJSON {
         return ["id": .string(v.id), "name": .string(v.name), "street": v.street.map(JSON.string) ?? .null,
                 "city": v.city.map(JSON.string) ?? .null, "state": v.state.map(JSON.string) ?? .null,
                 "lat": v.latitude.map(JSON.double) ?? .null, "lon": v.longitude.map(JSON.double) ?? .null,
-                "timeZone": .string(v.timeZone ?? catalog.rules.defaultZone.identifier)]
+                "timeZone": .string(v.timeZone ?? catalog.rules.defaultZoneName)]
     }
 
     static func reason(_ r: Reason) -> JSON {

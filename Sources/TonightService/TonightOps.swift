@@ -88,13 +88,13 @@ struct TonightOps {
                     cat.tonight(for: goer, now: now).prefix(maxResults).compactMap { TonightJSON.suggestion($0, cat) }
                 })])
             },
-            .user("events.explore", .read, ListArgs.self) { c in
+            .user("events.explore", .read, ExploreArgs.self) { c in
                 let goer = goers.goer(c.user), now = goers.clock.now, limit = min(c.args.limit ?? maxResults, maxResults)
                 return .reply(["events": .array(catalog.with { cat in
                     cat.explore(for: goer, now: now, limit: limit).compactMap { TonightJSON.suggestion($0, cat) }
                 })])
             },
-            .user("events.nearby", .read, ListArgs.self) { c throws(ProtocolError) in
+            .user("events.nearby", .read, NearbyArgs.self) { c throws(ProtocolError) in
                 let prefs = try place(of: c.user), now = goers.clock.now
                 let km = c.args.radiusKm ?? prefs.radiusKm, limit = min(c.args.limit ?? maxResults, maxResults)
                 guard km <= maxRadius else { throw .badRequest("field radiusKm must be at most \(maxRadius) (tonight.maxRadiusKm)") }

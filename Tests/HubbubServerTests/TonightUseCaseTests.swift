@@ -200,6 +200,7 @@ final class TonightUseCaseTests: XCTestCase {
         // The reminder comes an hour before the new start (20:30 UTC): not at 19:15, at 19:31.
         clock.now = TonightRulesClock.utc("2026-11-22T19:15:00Z")
         try await Task.sleep(for: .milliseconds(1_500))
+        _ = try await ana.ok("prefs.get") // reads whatever came before its reply
         XCTAssertEqual(ana.pushes.count, 1, "not due yet")
         clock.now = TonightRulesClock.utc("2026-11-22T19:31:00Z")
         let reminder = try await push(ana, 2)
@@ -217,6 +218,33 @@ final class TonightUseCaseTests: XCTestCase {
         _ = try await ana.ok("event.unfollow", ["event": "E1"])
         let got1 = try await ana.ok("plans.list")["plans"]?.items.count
         XCTAssertEqual(got1, 0)
+    }
+
+    func testNoReminderOfACancelledEventAndOneAtOnceWhenTheStartMovesCloser() async throws {
+        try await ingest(Self.tonight + [("E4", "A2", "MAD2", "2026-11-22", "23:30", "onsale", "10.00")])
+        let (ana, id) = try await server.user("ana")
+        for e in ["E1", "E2", "E4"] { _ = try await ana.ok("event.follow", ["event": .string(e)]) }
+        _ = try await ana.ok("subscribe", ["room": .string("user:\(id)")])
+        // 19:15 UTC: E1's reminder (due 19:00) comes.
+        clock.now = TonightRulesClock.utc("2026-11-22T19:15:00Z")
+        let first = try await push(ana, 1)
+        XCTAssertEqual(first["data"]?["event"]?["id"]?.string, "E1", first.encoded)
+        XCTAssertEqual(first["data"]?["minutes"]?.int, 45)
+        // Then E2 (due 20:00 UTC) is cancelled, and E4 (23:30 Madrid, due 21:30 UTC) moves to 20:45
+        // Madrid, closer than the reminder's lead: its reminder is due at once.
+        try await ingest(Self.tonight.map { $0.0 == "E2" ? ("E2", "A2", "MAD", "2026-11-22", "22:00", "cancelled", "20.00") : $0 }
+                         + [("E4", "A2", "MAD2", "2026-11-22", "20:45", "onsale", "10.00")])
+        let changes = [try await push(ana, 2), try await push(ana, 3)]
+        XCTAssertEqual(Set(changes.compactMap { $0["event"]?.string }), ["event.changed"])
+        let soon = try await push(ana, 4)
+        XCTAssertEqual(soon["event"]?.string, "event.reminder", soon.encoded)
+        XCTAssertEqual(soon["data"]?["event"]?["id"]?.string, "E4")
+        XCTAssertEqual(soon["data"]?["minutes"]?.int, 30)
+        // Past E2's reminder time: none comes for the cancelled event.
+        clock.now = TonightRulesClock.utc("2026-11-22T20:05:00Z")
+        try await Task.sleep(for: .milliseconds(2_000))
+        _ = try await ana.ok("prefs.get") // reads whatever came before its reply
+        XCTAssertEqual(ana.pushes.count, 4, "no reminder of the cancelled E2: \(ana.pushes.map(\.encoded))")
     }
 
     func testAReminderThatFellDueWhileTheServerWasDownIsSentAtStartUp() async throws {

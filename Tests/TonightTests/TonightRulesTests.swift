@@ -126,6 +126,19 @@ final class TonightRulesTests: XCTestCase {
         XCTAssertEqual(c.tonight(for: g, now: now), [])
     }
 
+    func testCategoriesCountWithAllTheirAncestors() {
+        let now = Self.utc("2026-11-22T17:00:00Z")
+        let hardRock = FeedRecord.category(FeedCategory(id: "27", name: "Hard Rock", parent: "10"))
+        var c = Self.catalog([Self.event("loud", "MAD", "2026-11-22", "21:00", by: ["A4"], categories: ["27"])], extra: [hardRock])
+        var g = EventGoer(user: "ana", prefs: Preferences(location: Self.madrid, radiusKm: 10, categories: ["1"]))
+        g.categories = ["1"]
+        XCTAssertEqual(c.categoryLineage(c.events["loud"]!), ["27", "10", "1"])
+        XCTAssertEqual(c.tonight(for: g, now: now).map(\.reason), [.category("1")], "Music counts for Hard Rock, two levels down")
+        // A cycle in the feed's parents ends the walk.
+        c.apply([.category(FeedCategory(id: "1", name: "Music", parent: "27"))])
+        XCTAssertEqual(c.categoryLineage(c.events["loud"]!), ["27", "10", "1"])
+    }
+
     func testFavouritesComeFirstByStartThenRecommendationsByScore() {
         let now = Self.utc("2026-11-22T17:00:00Z")
         var c = Self.catalog([

@@ -156,7 +156,7 @@ final class TonightRun: @unchecked Sendable {
             let suggestions = got.engagedBeforeSecondFeed ? firstSet.union(secondSet) : secondSet
             if !got.engagedBeforeSecondFeed { a.lateUsers += 1 }
             // Favourites come after the first feed: only the second feed's new shows are announced.
-            let mustAnnounce = Set(plan.added.filter { announced($0, g, two) })
+            let mustAnnounce = Set(plan.added.filter { announced($0, g, two) }).subtracting(suggestions)
             var changes: [String: [EventField]] = [:]
             for f in plan.users[u.index].follows {
                 if let c = plan.changed[f] { changes[f] = EventField.changed(from: c.old, to: c.new) }

@@ -80,12 +80,17 @@ final class ScenarioTests: XCTestCase {
 
     func testRefusalsNameTheField() {
         XCTAssertEqual(refusal(#"{"kind":"echo"}"#), "name is missing")
-        XCTAssertEqual(refusal(#"{"name":"x","kind":"party"}"#), "kind must be venues, routes, echo or fanout, not party")
+        XCTAssertEqual(refusal(#"{"name":"x","kind":"party"}"#), "kind must be venues, routes, tonight, echo or fanout, not party")
         XCTAssertEqual(refusal(#"{"name":"x","kind":"echo","echo":{"connections":0}}"#), "echo.connections must be between 1 and 1000000, not 0")
         XCTAssertEqual(refusal(#"{"name":"x","kind":"echo","echo":{"conections":5}}"#), "unknown field echo.conections")
         XCTAssertEqual(refusal(#"{"name":"x","kind":"echo","echo":{},"colour":1}"#), "unknown field colour")
         XCTAssertEqual(refusal(#"{"name":"x","kind":"echo","echo":{"messageBytes":"big"}}"#), "echo.messageBytes must be a whole number")
         XCTAssertEqual(refusal(#"{"name":"x","kind":"venues"}"#), "venues is missing (kind venues)")
+        XCTAssertEqual(refusal(#"{"name":"x","kind":"tonight"}"#), "tonight is missing (kind tonight)")
+        XCTAssertEqual(refusal(#"{"name":"x","kind":"tonight","durationSeconds":60,"tonight":{"ingestAtSeconds":30,"reingestAtSeconds":20}}"#),
+                       "tonight: ingestAtSeconds < reingestAtSeconds < durationSeconds")
+        XCTAssertEqual(refusal(#"{"name":"x","kind":"tonight","durationSeconds":60,"tonight":{"connectSeconds":40,"reingestAtSeconds":30}}"#),
+                       "tonight.connectSeconds must end before reingestAtSeconds (every user is settled before the changes)")
         XCTAssertEqual(refusal(#"{"name":"x","kind":"venues","venues":{"present":[{"at":"25:00","share":1}]}}"#),
                        "venues.present[0].at: 25:00 is not a time of day (HH:MM)")
         XCTAssertEqual(refusal(#"{"name":"x","kind":"venues","venues":{"present":[{"at":"23:30","share":1}]}}"#),

@@ -83,3 +83,17 @@ async def session(url, name):
         r = await c.call("account.login", login=name, password="secret123")
     await c.call("auth", token=r["result"]["token"])
     return c, r["result"]["user"]["id"]
+
+
+class Results:
+    def __init__(self):
+        self.passed = self.failed = 0
+
+    def check(self, ok, what, problems=()):
+        """One check: passes when ok; otherwise prints what and the first few problems."""
+        if ok:
+            self.passed += 1
+        else:
+            self.failed += 1
+            problems = list(problems)
+            print(f"FAIL {what}" + (f" ({len(problems)}), e.g. {problems[:5]}" if problems else ""))

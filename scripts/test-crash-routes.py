@@ -32,7 +32,7 @@ from collections import defaultdict
 from websockets.exceptions import ConnectionClosed
 
 sys.dont_write_bytecode = True  # no __pycache__ in scripts/
-from crashlib import free_port, kill_when, session, start
+from crashlib import Results, free_port, kill_when, session, start
 
 BIN = sys.argv[1] if len(sys.argv) > 1 else ".build/release/hubbub"
 USERS = 30
@@ -48,20 +48,6 @@ def spot():
     t = random.uniform(0.05, 0.95)
     return (A["lat"] + (B["lat"] - A["lat"]) * t + random.uniform(-0.002, 0.002),
             A["lon"] + (B["lon"] - A["lon"]) * t + random.uniform(-0.002, 0.002))
-
-
-class Results:
-    def __init__(self):
-        self.passed = self.failed = 0
-
-    def check(self, ok, what, problems=()):
-        """One check: passes when ok; otherwise prints what and the first few problems."""
-        if ok:
-            self.passed += 1
-        else:
-            self.failed += 1
-            problems = list(problems)
-            print(f"FAIL {what}" + (f" ({len(problems)}), e.g. {problems[:5]}" if problems else ""))
 
 
 async def main():

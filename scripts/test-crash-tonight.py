@@ -41,7 +41,7 @@ import xml.etree.ElementTree as ET
 from websockets.exceptions import ConnectionClosed
 
 sys.dont_write_bytecode = True  # no __pycache__ in scripts/
-from crashlib import free_port, kill_when, session, start
+from crashlib import Results, free_port, kill_when, session, start
 
 BIN = sys.argv[1] if len(sys.argv) > 1 else ".build/release/hubbub"
 GEN_FEED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gen-feed.py")
@@ -51,20 +51,6 @@ LARGE = ["--artists", "3000", "--venues", "2000", "--events", "20000", "--seed",
 GOERS = 6
 CHURN_OPS = 400  # the most changes each goer sends during one ingest (the kill comes first)
 rng = random.Random(20261124)
-
-
-class Results:
-    def __init__(self):
-        self.passed = self.failed = 0
-
-    def check(self, ok, what, problems=()):
-        """One check: passes when ok; otherwise prints what and the first few problems."""
-        if ok:
-            self.passed += 1
-        else:
-            self.failed += 1
-            problems = list(problems)
-            print(f"FAIL {what}" + (f" ({len(problems)}), e.g. {problems[:5]}" if problems else ""))
 
 
 def gen_feed(args, out):

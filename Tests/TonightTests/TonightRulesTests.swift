@@ -194,6 +194,12 @@ final class TonightRulesTests: XCTestCase {
 
     func testArtistSearchIsAPrefixOfTheNameOrAWordCaseAndAccentsAside() {
         var c = Self.catalog([])
+        // The ASCII fast path folds as Foundation does.
+        for name in ["  Celia GAMES ", "AC/DC", "\tThe  Who\n", "Guns N' Roses", "", "   ", "MIXED case 123 !?"] {
+            XCTAssertEqual(NameKey.of(name), name.trimmingCharacters(in: .whitespacesAndNewlines)
+                .folding(options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil), name)
+        }
+        XCTAssertEqual(NameKey.of(" Björk "), "bjork")
         XCTAssertEqual(c.searchArtists("bjo", limit: 10), ["A2"], "ö folds to o")
         XCTAssertEqual(c.searchArtists("BJÖRK t", limit: 10), ["A2"])
         XCTAssertEqual(c.searchArtists("angeles", limit: 10), ["A3"], "a later word, accent aside")

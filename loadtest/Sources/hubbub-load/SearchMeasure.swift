@@ -16,11 +16,12 @@ struct SearchMeasure: ParsableCommand {
     @Option(help: "Results per query (artist.search's limit).") var limit = 10
 
     func run() throws {
-        guard let data = FileManager.default.contents(atPath: file) else { throw ValidationError("cannot read \(file)") }
+        guard let handle = FileHandle(forReadingAtPath: file) else { throw ValidationError("cannot read \(file)") }
         var artists: [FeedRecord] = []
         let reader = EventFeedReader(onRecord: { r, _ in if case .artist = r { artists.append(r) } }, onReject: { _ in })
         let parser = StreamingXMLParser(handler: reader)
-        try data.withUnsafeBytes { try parser.feed($0) }
+        // In pieces, as a body arrives (libxml2 refuses one push of a whole large feed).
+        while let data = try handle.read(upToCount: 1 << 16), !data.isEmpty { try data.withUnsafeBytes { try parser.feed($0) } }
         try parser.finish()
         var catalog = EventCatalog(artists)
         let names = artists.compactMap { if case .artist(let a) = $0 { a.name } else { nil } }

@@ -28,7 +28,8 @@ struct SearchMeasure: ParsableCommand {
         guard !names.isEmpty else { throw ValidationError("no artists in \(file)") }
         let built = ContinuousClock.now
         _ = catalog.searchArtists("a", limit: limit) // builds the index
-        let buildMs = Double((ContinuousClock.now - built).components.attoseconds) / 1e15
+        let buildTime = (ContinuousClock.now - built).components
+        let buildMs = Double(buildTime.seconds) * 1000 + Double(buildTime.attoseconds) / 1e15
         var typed: [String] = []
         var rng = SystemRandomNumberGenerator()
         while typed.count < queries {

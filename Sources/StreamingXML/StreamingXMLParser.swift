@@ -8,8 +8,17 @@ public protocol XMLElementHandler: AnyObject {
     /// An element opened, with its attributes (by local name; namespaces are not used by feeds).
     func start(_ name: String, attributes: XMLAttributes, line: Int)
     /// An element closed; `text` is the character data (CDATA included) directly inside it since
-    /// its last child closed (for a leaf element: all of its text), with no trimming.
+    /// its last child closed (for a leaf element: all of its text), with no trimming; empty when
+    /// the handler did not want it (`wantsText`).
     func end(_ name: String, text: XMLText)
+    /// Whether the text that comes next is wanted, asked after each `start` and `end`: a handler
+    /// skipping what it does not read (a feed's long descriptions) spares copying it. Its length
+    /// still counts against `Limits.maxTextBytes`.
+    var wantsText: Bool { get }
+}
+
+extension XMLElementHandler {
+    public var wantsText: Bool { true }
 }
 
 /// An element's attributes as the parser holds them, looked up by name without building a
@@ -99,6 +108,9 @@ public final class StreamingXMLParser {
     private var failure: Failure?
     private var depth = 0
     private var text: [UInt8] = []
+    /// Bytes of text met since the last start or end (kept in `text` only while `collecting`).
+    private var textBytes = 0
+    private var collecting = true
     /// Bytes handed to libxml2 so far (its own count may lag while it buffers).
     private var fed = 0
     private var finished = false
@@ -213,7 +225,9 @@ public final class StreamingXMLParser {
             return
         }
         p.text.removeAll(keepingCapacity: true)
+        p.textBytes = 0
         p.handler.start(String(cString: localname), attributes: XMLAttributes(raw: attributes, count: Int(count)), line: p.currentLine)
+        p.collecting = p.handler.wantsText
     }
 
     private static let onEnd: endElementNsSAX2Func = { ctx, localname, _, _ in
@@ -223,16 +237,19 @@ public final class StreamingXMLParser {
         let name = String(cString: localname)
         p.text.withUnsafeBufferPointer { p.handler.end(name, text: XMLText($0)) }
         p.text.removeAll(keepingCapacity: true)
+        p.textBytes = 0
+        p.collecting = p.handler.wantsText
     }
 
     private static let onText: charactersSAXFunc = { ctx, bytes, length in
         let p = parser(ctx)
         guard p.failure == nil, let bytes, length > 0 else { return }
-        guard p.text.count + Int(length) <= p.limits.maxTextBytes else {
+        p.textBytes += Int(length)
+        guard p.textBytes <= p.limits.maxTextBytes else {
             p.fail("more than \(p.limits.maxTextBytes) bytes of text in one element")
             return
         }
-        p.text.append(contentsOf: UnsafeBufferPointer(start: bytes, count: Int(length)))
+        if p.collecting { p.text.append(contentsOf: UnsafeBufferPointer(start: bytes, count: Int(length))) }
     }
 
     private static let onDTD: internalSubsetSAXFunc = { ctx, _, _, _ in

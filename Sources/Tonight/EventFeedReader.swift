@@ -169,6 +169,12 @@ public final class EventFeedReader {
         self.onReject = onReject
     }
 
+    /// Whether the text coming next is read: only inside a field the record keeps.
+    public var wantsText: Bool {
+        if case .record = state { return builder.keeping != nil }
+        return false
+    }
+
     /// An element opened; `id` (its `ID` attribute) is read only for records and references.
     public func start(_ name: String, id: @autoclosure () -> String?, line: Int) {
         depth += 1

@@ -100,6 +100,29 @@ final class StreamingXMLParserTests: XCTestCase {
         XCTAssertTrue(failure?.message.contains("1000 bytes of text") ?? false, "\(String(describing: failure))")
     }
 
+    func testTextAHandlerDoesNotWantIsNotKeptYetCountsAgainstTheLimit() {
+        /// Wants only the text of `Name` elements.
+        final class Picky: XMLElementHandler {
+            var texts: [String] = []
+            private var inName = false
+            var wantsText: Bool { inName }
+            func start(_ name: String, attributes: XMLAttributes, line: Int) { inName = name == "Name" }
+            func end(_ name: String, text: XMLText) {
+                texts.append("\(name)=\(text.string)")
+                inName = false
+            }
+        }
+        let picky = Picky()
+        let parser = StreamingXMLParser(handler: picky)
+        let doc = "<R><Notes>\(String(repeating: "x", count: 500))</Notes><Name>Björk</Name></R>"
+        XCTAssertNoThrow(try Array(doc.utf8).withUnsafeBytes { try parser.feed($0); try parser.finish() })
+        XCTAssertEqual(picky.texts, ["Notes=", "Name=Björk", "R="], "skipped text is not handed over")
+        var limits = StreamingXMLParser.Limits()
+        limits.maxTextBytes = 100
+        let strict = StreamingXMLParser(handler: Picky(), limits: limits)
+        XCTAssertThrowsError(try Array(doc.utf8).withUnsafeBytes { try strict.feed($0); try strict.finish() }, "unread text still counts")
+    }
+
     /// A body cut off is refused at its end, with the position; what came before was reported.
     func testATruncatedBodyFailsWithItsPosition() {
         let cut = String(Self.feed.prefix(200))

@@ -204,7 +204,8 @@ public final class EventGoers: Sendable {
         for event in entered { users.formUnion(audience(of: event)) }
         await forEach(users) { a in await a.refresh() }
 
-        while true {
+        // A bounded number of batches a tick: reminders a failing store keeps due wait for the next.
+        for _ in 0..<100 {
             let due: [(String, String)]
             do { due = try await store.read { db in try GoerRows.dueReminders(by: now, limit: 1_000, db) } } catch {
                 logger.error("could not read due reminders", metadata: ["error": "\(error)"])

@@ -304,10 +304,4 @@ public struct EventCatalog: Sendable {
             .sorted { $0 < $1 }.map(\.1)
     }
 
-    /// Events of `category` (or a child of it) — for the users who favour it.
-    public func events(inCategory category: String) -> Set<String> { eventsByCategory[category] ?? [] }
-
-    public var counts: (categories: Int, artists: Int, venues: Int, events: Int) {
-        (categories.count, artists.count, venues.count, events.count)
-    }
 }

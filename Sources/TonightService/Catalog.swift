@@ -28,10 +28,7 @@ public final class Catalog: Sendable {
     public func hasVenue(_ id: String) -> Bool { state.withLock { $0.venues[id] != nil } }
     public func knownArtists(_ ids: [String]) -> Int { state.withLock { s in ids.filter { s.artists[$0] != nil }.count } }
     public func event(_ id: String) -> FeedEvent? { state.withLock { $0.events[id] } }
-    public func venue(_ id: String) -> FeedVenue? { state.withLock { $0.venues[id] } }
     public func artist(_ id: String) -> FeedArtist? { state.withLock { $0.artists[id] } }
     public func startsAt(_ event: String) -> Double? { state.withLock { $0.startsAt[event] } }
 
-    /// How many of each it holds.
-    public var counts: (categories: Int, artists: Int, venues: Int, events: Int) { state.withLock { $0.counts } }
 }

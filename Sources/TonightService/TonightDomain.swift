@@ -100,7 +100,9 @@ public struct TonightDomain: Domain {
 
     public var services: [any Service] {
         let goers = self.goers, rooms = eventRooms
-        return [TonightClock(every: Double(settings[Self.tickSeconds]), first: { await goers.tellPending(rooms: rooms) }) { await goers.tick() },
+        // Tonight's clock: at start, feed changes nobody was told of before a stop, then a tick
+        // (reminders that fell due while the server was down, events already in tonight's window).
+        return [Periodic(every: Double(settings[Self.tickSeconds]), atStart: { await goers.tellPending(rooms: rooms) }) { _ in await goers.tick() },
                 Periodic(every: 60) { _ in
                     await goers.sweep()
                     await rooms.sweep()
@@ -114,31 +116,6 @@ public struct TonightDomain: Domain {
     }
 
     public var ops: [Op] { TonightOps(catalog: catalog, goers: goers, settings: settings).all }
-}
-
-/// Tonight's clock: `first` (feed changes nobody was told of before a stop), then `tick` at start
-/// (reminders that fell due while the server was down, events already in tonight's window), then
-/// every `interval` seconds until the graceful shutdown.
-struct TonightClock: Service {
-    let interval: Double
-    let first: @Sendable () async -> Void
-    let tick: @Sendable () async -> Void
-
-    init(every interval: Double, first: @escaping @Sendable () async -> Void, _ tick: @escaping @Sendable () async -> Void) {
-        self.interval = interval
-        self.first = first
-        self.tick = tick
-    }
-
-    func run() async throws {
-        await cancelWhenGracefulShutdown {
-            await first()
-            while !Task.isCancelled {
-                await tick()
-                do { try await Task.sleep(for: .seconds(interval)) } catch { return }
-            }
-        }
-    }
 }
 
 /// A setting the domain cannot work with (beyond its range checks).

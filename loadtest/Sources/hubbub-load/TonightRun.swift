@@ -212,15 +212,6 @@ final class TonightRun: @unchecked Sendable {
     }
 }
 
-/// Runs `body` on each of `items`, 256 at a time.
-func runBoundedQuietly<T: Sendable>(_ items: [T], _ body: @escaping @Sendable (T) async -> Void) async {
-    await withTaskGroup(of: Void.self) { group in
-        var next = 0
-        while next < min(256, items.count) { let i = items[next]; group.addTask { await body(i) }; next += 1 }
-        while await group.next() != nil, next < items.count { let i = items[next]; group.addTask { await body(i) }; next += 1 }
-    }
-}
-
 /// One simulated event-goer. Its counts are touched on its client's loop only.
 final class TonightUser: @unchecked Sendable {
     let index: Int

@@ -29,40 +29,78 @@ public struct EventCatalog: Sendable {
     }
 
     public let rules: Rules
-    public private(set) var categories: [String: FeedCategory] = [:]
-    public private(set) var artists: [String: FeedArtist] = [:]
-    public private(set) var venues: [String: FeedVenue] = [:]
-    public private(set) var events: [String: FeedEvent] = [:]
-    /// Each event's start as an instant (its venue's zone applied).
-    public private(set) var startsAt: [String: Double] = [:]
+    public private(set) var categories = RecordTable<FeedCategory>()
+    public private(set) var artists = RecordTable<FeedArtist>()
+    public private(set) var venues = RecordTable<FeedVenue>()
+    public private(set) var events = RecordTable<FeedEvent>()
     /// Each artist's recommendations, best score first.
     public private(set) var recommendations: [String: [Recommendation]] = [:]
 
+    public typealias Slot = RecordTable<FeedEvent>.Slot
+    /// Each event's start as an instant (its venue's zone applied), by event slot (NaN: no event).
+    private var starts: [Double] = []
     /// Artist ids by `NameKey` of their names (affinity headers).
     private var artistsByName: [String: Set<String>] = [:]
     /// For each artist, the artists it is recommended for, with the score.
     private var recommendedFor: [String: [String: Double]] = [:]
-    private var venueIndex = PlaceIndex<String>()
+    /// Venues (slots) by place.
+    private var venueIndex = PlaceIndex<Slot>()
     private var zones: [String: ZoneClock] = [:]
-    private var eventsByVenue: [String: Set<String>] = [:]
-    private var eventsByArtist: [String: Set<String>] = [:]
-    private var eventsByCategory: [String: Set<String>] = [:]
+    /// Event slots by venue slot and by artist slot.
+    private var eventsByVenue: [Slot: Set<Slot>] = [:]
+    private var eventsByArtist: [Slot: Set<Slot>] = [:]
     /// Built on the first search after artists changed.
     private var search: ArtistSearch?
     /// Events starting soon (from `soonFrom` until `soonTo`) by venue, and those venues by place:
     /// tonight never reaches past the end of the coming night, so tonight's questions look at these
     /// few venues instead of every venue in a radius. Rebuilt by `prepare(now:)`, kept by `apply`.
     private var soonFrom = -Double.infinity, soonTo = -Double.infinity
-    private var soonEvents: [String: Set<String>] = [:]
-    private var soonVenues = PlaceIndex<String>()
-    /// The same soon events by performer.
-    private var soonByArtist: [String: Set<String>] = [:]
+    private var soonEvents: [Slot: Set<Slot>] = [:]
+    private var soonVenues = PlaceIndex<Slot>()
+    /// The same soon events by performer (artist slot).
+    private var soonByArtist: [Slot: Set<Slot>] = [:]
     /// How far ahead `soonEvents` reaches, and how long it serves before it is rebuilt.
     static let soonSpan = 32 * 3_600.0, soonServes = 2 * 3_600.0
 
+    /// A catalog of `records`, each given a new row.
     public init(rules: Rules = Rules(), _ records: [FeedRecord] = []) {
         self.rules = rules
+        defaultClock = ZoneClock(rules.defaultZone)
         apply(records)
+    }
+
+    /// A catalog of records as the store holds them, each in its row.
+    public init(rules: Rules = Rules(), stored: [(row: Int64, record: FeedRecord)]) {
+        self.rules = rules
+        defaultClock = ZoneClock(rules.defaultZone)
+        for (row, record) in stored {
+            switch record {
+            case .category(let c): _ = categories.slot(for: c.id, row: row)
+            case .artist(let a): _ = artists.slot(for: a.id, row: row)
+            case .venue(let v): _ = venues.slot(for: v.id, row: row)
+            case .event(let e): _ = events.slot(for: e.id, row: row)
+            }
+        }
+        apply(stored.map(\.record))
+    }
+
+    /// What the catalog holds under `record`'s ID, and the store row of that ID (given one when
+    /// the ID is new: the row an ingest writes the record to).
+    public mutating func row(for record: FeedRecord) -> (row: Int64, held: FeedRecord?) {
+        switch record {
+        case .category(let c):
+            let slot = categories.slot(for: c.id)
+            return (categories.row(at: slot), categories[slot].map(FeedRecord.category))
+        case .artist(let a):
+            let slot = artists.slot(for: a.id)
+            return (artists.row(at: slot), artists[slot].map(FeedRecord.artist))
+        case .venue(let v):
+            let slot = venues.slot(for: v.id)
+            return (venues.row(at: slot), venues[slot].map(FeedRecord.venue))
+        case .event(let e):
+            let slot = events.slot(for: e.id)
+            return (events.row(at: slot), events[slot].map(FeedRecord.event))
+        }
     }
 
     public func change(_ record: FeedRecord) -> Change {
@@ -78,25 +116,23 @@ public struct EventCatalog: Sendable {
 
     /// Takes records in (replacing those of the same id), keeping every index in step.
     public mutating func apply(_ records: [FeedRecord]) {
-        if records.count > 1_000 { // a feed's batch: grow the tables once, not step by step
-            events.reserveCapacity(events.count + records.count)
-            startsAt.reserveCapacity(startsAt.count + records.count)
-        }
+        if records.count > 1_000 { events.reserveCapacity(adding: records.count) } // a feed's batch: grow once
         for r in records {
             switch r {
-            case .category(let c): categories[c.id] = c
+            case .category(let c): categories.set(c, at: categories.slot(for: c.id))
             case .artist(let a):
-                if let old = artists[a.id] { artistsByName[NameKey.of(old.name)]?.remove(a.id) }
-                artists[a.id] = a
+                if let old = artists.set(a, at: artists.slot(for: a.id)) { artistsByName[NameKey.of(old.name)]?.remove(a.id) }
                 artistsByName[NameKey.of(a.name), default: []].insert(a.id)
                 search = nil
             case .venue(let v):
-                venues[v.id] = v
+                let slot = venues.slot(for: v.id)
+                venues.set(v, at: slot)
                 if let name = v.timeZone, zones[name] == nil, let zone = TimeZone(identifier: name) { zones[name] = ZoneClock(zone) }
-                if let lat = v.latitude, let lon = v.longitude { venueIndex.set(v.id, at: Place(lat: lat, lon: lon)) } else { venueIndex.set(v.id, at: nil) }
-                for e in eventsByVenue[v.id] ?? [] {
-                    if let event = events[e] { startsAt[e] = zone(of: v.id).instant(of: event.start) }
-                    placeSoon(e, leaving: events[e])
+                if let lat = v.latitude, let lon = v.longitude { venueIndex.set(slot, at: Place(lat: lat, lon: lon)) } else { venueIndex.set(slot, at: nil) }
+                for e in eventsByVenue[slot] ?? [] {
+                    let event = events[e]
+                    if let event { starts[Int(e)] = zone(ofVenue: slot).instant(of: event.start) }
+                    placeSoon(e, leaving: event)
                 }
             case .event(let e): put(e)
             }
@@ -104,37 +140,41 @@ public struct EventCatalog: Sendable {
     }
 
     private mutating func put(_ e: FeedEvent) {
-        let old = events[e.id]
+        let slot = events.slot(for: e.id)
+        let venue = venues.slot(for: e.venue)
+        let old = events.set(e, at: slot)
         if let old {
-            eventsByVenue[old.venue]?.remove(e.id)
-            for a in old.performers { eventsByArtist[a]?.remove(e.id) }
-            for c in old.categories { eventsByCategory[c]?.remove(e.id) }
+            if old.venue != e.venue, let was = venues.slot(of: old.venue) { eventsByVenue[was]?.remove(slot) }
+            for a in old.performers where !e.performers.contains(a) {
+                if let artist = artists.slot(of: a) { eventsByArtist[artist]?.remove(slot) }
+            }
         }
-        events[e.id] = e
-        eventsByVenue[e.venue, default: []].insert(e.id)
-        for a in e.performers { eventsByArtist[a, default: []].insert(e.id) }
-        for c in e.categories { eventsByCategory[c, default: []].insert(e.id) }
-        startsAt[e.id] = zone(of: e.venue).instant(of: e.start)
-        placeSoon(e.id, leaving: old)
+        eventsByVenue[venue, default: []].insert(slot)
+        for a in e.performers { eventsByArtist[artists.slot(for: a), default: []].insert(slot) }
+        if starts.count <= Int(slot) { starts.append(contentsOf: repeatElement(.nan, count: Int(slot) + 1 - starts.count)) }
+        starts[Int(slot)] = zone(ofVenue: venue).instant(of: e.start)
+        placeSoon(slot, leaving: old)
     }
 
-    /// Puts event `id` among the soon ones, or takes it out, as its start now says (`leaving`: the
-    /// event as it was, whose venue and performers held it).
-    private mutating func placeSoon(_ id: String, leaving previous: FeedEvent?) {
-        if let previous, soonEvents[previous.venue]?.remove(id) != nil {
-            if soonEvents[previous.venue]?.isEmpty == true {
-                soonEvents[previous.venue] = nil
-                soonVenues.set(previous.venue, at: nil)
+    /// Puts event `slot` among the soon ones, or takes it out, as its start now says (`leaving`:
+    /// the event as it was, whose venue and performers held it).
+    private mutating func placeSoon(_ slot: Slot, leaving previous: FeedEvent?) {
+        if let previous, let venue = venues.slot(of: previous.venue), soonEvents[venue]?.remove(slot) != nil {
+            if soonEvents[venue]?.isEmpty == true {
+                soonEvents[venue] = nil
+                soonVenues.set(venue, at: nil)
             }
             for a in previous.performers {
-                soonByArtist[a]?.remove(id)
-                if soonByArtist[a]?.isEmpty == true { soonByArtist[a] = nil }
+                guard let artist = artists.slot(of: a) else { continue }
+                soonByArtist[artist]?.remove(slot)
+                if soonByArtist[artist]?.isEmpty == true { soonByArtist[artist] = nil }
             }
         }
-        guard let e = events[id], let start = startsAt[id], start >= soonFrom, start < soonTo else { return }
-        soonEvents[e.venue, default: []].insert(id)
-        soonVenues.set(e.venue, at: venueIndex.place(of: e.venue))
-        for a in e.performers { soonByArtist[a, default: []].insert(id) }
+        let start = starts[Int(slot)]
+        guard start >= soonFrom, start < soonTo, let e = events[slot], let venue = venues.slot(of: e.venue) else { return }
+        soonEvents[venue, default: []].insert(slot)
+        soonVenues.set(venue, at: venueIndex.place(of: venue))
+        for a in e.performers { if let artist = artists.slot(of: a) { soonByArtist[artist, default: []].insert(slot) } }
     }
 
     /// Makes the soon events cover the coming night as seen at `now` (a rebuild about once a day).
@@ -144,8 +184,23 @@ public struct EventCatalog: Sendable {
         soonTo = soonFrom + Self.soonSpan
         soonEvents = [:]
         soonByArtist = [:]
-        soonVenues = PlaceIndex<String>()
-        for (id, start) in startsAt where start >= soonFrom && start < soonTo { placeSoon(id, leaving: nil) }
+        soonVenues = PlaceIndex<Slot>()
+        for (i, start) in starts.enumerated() where start >= soonFrom && start < soonTo { placeSoon(Slot(i), leaving: nil) }
+    }
+
+    /// An event's start as an instant, if the catalog holds the event.
+    public func startsAt(_ event: String) -> Double? {
+        guard let slot = events.slot(of: event), events[slot] != nil else { return nil }
+        return starts[Int(slot)]
+    }
+
+    /// The events starting from `from` until `before`, with their starts, in no order.
+    public func events(startingFrom from: Double, before: Double) -> [(event: FeedEvent, start: Double)] {
+        starts.indices.compactMap { i in
+            let start = starts[i]
+            guard start >= from, start < before, let e = events[Slot(i)] else { return nil }
+            return (e, start)
+        }
     }
 
     /// The clock of a venue's zone (the default zone when it has none or an unknown one).
@@ -153,7 +208,12 @@ public struct EventCatalog: Sendable {
         venues[venue]?.timeZone.flatMap { zones[$0] } ?? defaultClock
     }
 
-    private var defaultClock: ZoneClock { ZoneClock(rules.defaultZone) }
+    private func zone(ofVenue slot: Slot) -> ZoneClock {
+        venues[slot]?.timeZone.flatMap { zones[$0] } ?? defaultClock
+    }
+
+    /// The clock of venues without a zone (one, so its offsets are cached once).
+    private let defaultClock: ZoneClock
 
     /// The ids of the artists called `name` (case and accents aside).
     public func artists(named name: String) -> Set<String> { artistsByName[NameKey.of(name)] ?? [] }
@@ -174,7 +234,7 @@ public struct EventCatalog: Sendable {
     /// The artists `artist` is recommended for (whose fans may like it), with the score.
     public func recommending(_ artist: String) -> [String: Double] { recommendedFor[artist] ?? [:] }
 
-    public func place(ofVenue id: String) -> Place? { venueIndex.place(of: id) }
+    public func place(ofVenue id: String) -> Place? { venues.slot(of: id).flatMap { venueIndex.place(of: $0) } }
 
     /// Up to `limit` artists for a type-ahead query (see `ArtistSearch`).
     public mutating func searchArtists(_ query: String, limit: Int) -> [String] {
@@ -237,29 +297,30 @@ public struct EventCatalog: Sendable {
         prepare(now: now)
         var out: [Suggestion] = []
         var ends: [String: Double] = [:] // the night's end per zone, worked out once per zone
-        func consider(_ id: String, at venue: String, placeChecked: Bool) {
-            guard let start = startsAt[id], start >= now, start < soonTo, let e = events[id], Self.isBookable(e), !goer.excludes(id) else { return }
+        func consider(_ slot: Slot, placeChecked: Bool) {
+            let start = starts[Int(slot)]
+            guard start >= now, start < soonTo, let e = events[slot], Self.isBookable(e), !goer.excludes(e.id),
+                  let venue = venues.slot(of: e.venue) else { return }
             let zoneName = venues[venue]?.timeZone ?? ""
-            let end = ends[zoneName] ?? rules.night.end(at: now, in: zone(of: venue))
+            let end = ends[zoneName] ?? rules.night.end(at: now, in: zone(ofVenue: venue))
             ends[zoneName] = end
             guard start < end, suits(e, prefs), let why = reason(for: e, goer) else { return }
             if !placeChecked {
                 guard let at = venueIndex.place(of: venue), prefs.location.kilometres(to: at) <= prefs.radiusKm else { return }
             }
-            out.append(Suggestion(event: id, reason: why, startsAt: start))
+            out.append(Suggestion(event: e.id, reason: why, startsAt: start))
         }
         if goer.categories.isEmpty {
             var liked = goer.artists
             for a in goer.artists { for r in recommendations[a] ?? [] { liked.insert(r.artist) } }
-            var seen = Set<String>()
+            var seen = Set<Slot>()
             for artist in liked {
-                for id in soonByArtist[artist] ?? [] where seen.insert(id).inserted {
-                    if let e = events[id] { consider(id, at: e.venue, placeChecked: false) }
-                }
+                guard let a = artists.slot(of: artist) else { continue }
+                for slot in soonByArtist[a] ?? [] where seen.insert(slot).inserted { consider(slot, placeChecked: false) }
             }
         } else {
             for (venue, _) in soonVenues.within(prefs.radiusKm, of: prefs.location) {
-                for id in soonEvents[venue] ?? [] { consider(id, at: venue, placeChecked: true) }
+                for slot in soonEvents[venue] ?? [] { consider(slot, placeChecked: true) }
             }
         }
         return out.sorted(by: Suggestion.ordered)
@@ -272,14 +333,16 @@ public struct EventCatalog: Sendable {
         var best: [String: Suggestion] = [:]
         for fan in goer.artists {
             for r in recommendations[fan] ?? [] where !goer.artists.contains(r.artist) {
-                for id in eventsByArtist[r.artist] ?? [] {
-                    guard let e = events[id], let start = startsAt[id], start >= now, Self.isBookable(e), !goer.excludes(id) else { continue }
+                guard let artist = artists.slot(of: r.artist) else { continue }
+                for slot in eventsByArtist[artist] ?? [] {
+                    let start = starts[Int(slot)]
+                    guard let e = events[slot], start >= now, Self.isBookable(e), !goer.excludes(e.id) else { continue }
                     if let prefs = goer.prefs {
-                        guard suits(e, prefs), let at = venueIndex.place(of: e.venue), prefs.location.kilometres(to: at) <= prefs.radiusKm else { continue }
+                        guard suits(e, prefs), let at = place(ofVenue: e.venue), prefs.location.kilometres(to: at) <= prefs.radiusKm else { continue }
                     }
-                    let s = Suggestion(event: id, reason: .similar(to: fan, score: r.score), startsAt: start)
-                    if let held = best[id], !Suggestion.ordered(s, held) { continue }
-                    best[id] = s
+                    let s = Suggestion(event: e.id, reason: .similar(to: fan, score: r.score), startsAt: start)
+                    if let held = best[e.id], !Suggestion.ordered(s, held) { continue }
+                    best[e.id] = s
                 }
             }
         }
@@ -290,9 +353,10 @@ public struct EventCatalog: Sendable {
     public func nearby(_ center: Place, km: Double, now: Double, limit: Int) -> [String] {
         var found: [(Double, String)] = []
         for (venue, _) in venueIndex.within(km, of: center) {
-            for id in eventsByVenue[venue] ?? [] {
-                guard let start = startsAt[id], start >= now, let e = events[id], e.status != .cancelled else { continue }
-                found.append((start, id))
+            for slot in eventsByVenue[venue] ?? [] {
+                let start = starts[Int(slot)]
+                guard start >= now, let e = events[slot], e.status != .cancelled else { continue }
+                found.append((start, e.id))
             }
         }
         return found.sorted { $0 < $1 }.prefix(limit).map(\.1)
@@ -300,8 +364,10 @@ public struct EventCatalog: Sendable {
 
     /// An artist's events that are not over, by start.
     public func upcoming(of artist: String, now: Double) -> [String] {
-        (eventsByArtist[artist] ?? []).compactMap { id in startsAt[id].flatMap { $0 >= now ? ($0, id) : nil } }
-            .sorted { $0 < $1 }.map(\.1)
+        guard let a = artists.slot(of: artist) else { return [] }
+        return (eventsByArtist[a] ?? []).compactMap { slot in
+            starts[Int(slot)] >= now && events[slot] != nil ? (starts[Int(slot)], events.id(at: slot)) : nil
+        }.sorted { $0 < $1 }.map(\.1)
     }
 
 }

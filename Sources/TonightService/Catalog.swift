@@ -10,13 +10,17 @@ public final class Catalog: Sendable {
         state = Mutex(EventCatalog(rules: rules, records))
     }
 
+    /// The catalog of what the store holds, each record in its row.
+    public init(rules: EventCatalog.Rules, stored: [(row: Int64, record: FeedRecord)]) {
+        state = Mutex(EventCatalog(rules: rules, stored: stored))
+    }
+
     /// Runs `body` on the catalog under its lock (keep it short: every reader waits).
     public func with<T>(_ body: (inout EventCatalog) throws -> T) rethrows -> T {
         try state.withLock { try body(&$0) }
     }
 
     public var rules: EventCatalog.Rules { state.withLock { $0.rules } }
-    public func change(_ record: FeedRecord) -> EventCatalog.Change { state.withLock { $0.change(record) } }
     /// Records now durable.
     public func apply(_ records: [FeedRecord]) { state.withLock { $0.apply(records) } }
     public func artists(named name: String) -> Set<String> { state.withLock { $0.artists(named: name) } }
@@ -29,6 +33,6 @@ public final class Catalog: Sendable {
     public func knownArtists(_ ids: [String]) -> Int { state.withLock { s in ids.filter { s.artists[$0] != nil }.count } }
     public func event(_ id: String) -> FeedEvent? { state.withLock { $0.events[id] } }
     public func artist(_ id: String) -> FeedArtist? { state.withLock { $0.artists[id] } }
-    public func startsAt(_ event: String) -> Double? { state.withLock { $0.startsAt[event] } }
+    public func startsAt(_ event: String) -> Double? { state.withLock { $0.startsAt(event) } }
 
 }

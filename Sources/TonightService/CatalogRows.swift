@@ -11,41 +11,33 @@ enum CatalogRows {
     static func join(_ ids: [String]) -> String { ids.joined(separator: separator) }
     static func split(_ text: String) -> [String] { text.isEmpty ? [] : text.components(separatedBy: separator) }
 
-    /// Writes a record over any of the same id (statements prepared once per connection, values
-    /// bound through SQLite's C API: a feed writes a hundred thousand of these in a few seconds).
-    static func upsert(_ record: FeedRecord, _ db: Database) throws {
+    /// Writes a record to its row (`EventCatalog.row(for:)`), over what the row held (statements
+    /// prepared once per connection, values bound through SQLite's C API: a feed writes a hundred
+    /// thousand of these in a second).
+    static func upsert(_ record: FeedRecord, row: Int64, _ db: Database) throws {
         switch record {
         case .category(let c):
-            try run(db, """
-                INSERT INTO tonight_category (id, name, parent) VALUES (?, ?, ?)
-                ON CONFLICT (id) DO UPDATE SET name = excluded.name, parent = excluded.parent
-                """) { b in b.text(c.id); b.text(c.name); b.text(c.parent) }
+            try run(db, "INSERT OR REPLACE INTO tonight_category (row, id, name, parent) VALUES (?, ?, ?, ?)") { b in
+                b.int64(row); b.text(c.id); b.text(c.name); b.text(c.parent)
+            }
         case .artist(let a):
-            try run(db, """
-                INSERT INTO tonight_artist (id, name, categories, image_url, url) VALUES (?, ?, ?, ?, ?)
-                ON CONFLICT (id) DO UPDATE SET name = excluded.name, categories = excluded.categories, image_url = excluded.image_url,
-                    url = excluded.url
-                """) { b in b.text(a.id); b.text(a.name); b.text(join(a.categories)); b.text(a.imageURL); b.text(a.url) }
+            try run(db, "INSERT OR REPLACE INTO tonight_artist (row, id, name, categories, image_url, url) VALUES (?, ?, ?, ?, ?, ?)") { b in
+                b.int64(row); b.text(a.id); b.text(a.name); b.text(join(a.categories)); b.text(a.imageURL); b.text(a.url)
+            }
         case .venue(let v):
             try run(db, """
-                INSERT INTO tonight_venue (id, name, street, city, state, zip, image_url, url, lat, lon, time_zone)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT (id) DO UPDATE SET name = excluded.name, street = excluded.street, city = excluded.city, state = excluded.state,
-                    zip = excluded.zip, image_url = excluded.image_url, url = excluded.url, lat = excluded.lat, lon = excluded.lon,
-                    time_zone = excluded.time_zone
+                INSERT OR REPLACE INTO tonight_venue (row, id, name, street, city, state, zip, image_url, url, lat, lon, time_zone)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """) { b in
-                b.text(v.id); b.text(v.name); b.text(v.street); b.text(v.city); b.text(v.state); b.text(v.zip); b.text(v.imageURL)
+                b.int64(row); b.text(v.id); b.text(v.name); b.text(v.street); b.text(v.city); b.text(v.state); b.text(v.zip); b.text(v.imageURL)
                 b.text(v.url); b.double(v.latitude); b.double(v.longitude); b.text(v.timeZone)
             }
         case .event(let e):
             try run(db, """
-                INSERT INTO tonight_event (id, performers, categories, venue, start_local, status, on_sale, name, url,
-                    min_price, max_price, currency) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT (id) DO UPDATE SET performers = excluded.performers, categories = excluded.categories, venue = excluded.venue,
-                    start_local = excluded.start_local, status = excluded.status, on_sale = excluded.on_sale, name = excluded.name,
-                    url = excluded.url, min_price = excluded.min_price, max_price = excluded.max_price, currency = excluded.currency
+                INSERT OR REPLACE INTO tonight_event (row, id, performers, categories, venue, start_local, status, on_sale, name, url,
+                    min_price, max_price, currency) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """) { b in
-                b.text(e.id); b.text(join(e.performers)); b.text(join(e.categories)); b.text(e.venue); b.text(e.start.description)
+                b.int64(row); b.text(e.id); b.text(join(e.performers)); b.text(join(e.categories)); b.text(e.venue); b.text(e.start.description)
                 b.text(e.status.rawValue); b.text(e.onSale?.description); b.text(e.name); b.text(e.url); b.int(e.minPrice); b.int(e.maxPrice)
                 b.text(e.currency)
             }
@@ -70,6 +62,11 @@ enum CatalogRows {
             if let d { sqlite3_bind_double(statement, index, d) } else { sqlite3_bind_null(statement, index) }
         }
 
+        mutating func int64(_ n: Int64) {
+            sqlite3_bind_int64(statement, index, n)
+            index += 1
+        }
+
         mutating func int(_ n: Int?) {
             defer { index += 1 }
             if let n { sqlite3_bind_int64(statement, index, Int64(n)) } else { sqlite3_bind_null(statement, index) }
@@ -91,25 +88,28 @@ enum CatalogRows {
         guard code == SQLITE_DONE else { throw DatabaseError(resultCode: ResultCode(rawValue: code), message: message, sql: sql) }
     }
 
-    /// Everything stored, for the catalog at start-up.
-    static func all(_ db: Database) throws -> [FeedRecord] {
-        var out: [FeedRecord] = []
+    /// Everything stored with its row, for the catalog at start-up.
+    static func all(_ db: Database) throws -> [(row: Int64, record: FeedRecord)] {
+        var out: [(row: Int64, record: FeedRecord)] = []
         for r in try Row.fetchAll(db, sql: "SELECT * FROM tonight_category") {
-            out.append(.category(FeedCategory(id: r["id"], name: r["name"], parent: r["parent"])))
+            out.append((r["row"], .category(FeedCategory(id: r["id"], name: r["name"], parent: r["parent"]))))
         }
         for r in try Row.fetchAll(db, sql: "SELECT * FROM tonight_artist") {
-            out.append(.artist(FeedArtist(id: r["id"], name: r["name"], categories: split(r["categories"]), imageURL: r["image_url"], url: r["url"])))
+            out.append((r["row"], .artist(FeedArtist(id: r["id"], name: r["name"], categories: split(r["categories"]), imageURL: r["image_url"],
+                                                     url: r["url"]))))
         }
         for r in try Row.fetchAll(db, sql: "SELECT * FROM tonight_venue") {
-            out.append(.venue(FeedVenue(id: r["id"], name: r["name"], street: r["street"], city: r["city"], state: r["state"], zip: r["zip"],
-                                        imageURL: r["image_url"], url: r["url"], latitude: r["lat"], longitude: r["lon"], timeZone: r["time_zone"])))
+            out.append((r["row"], .venue(FeedVenue(id: r["id"], name: r["name"], street: r["street"], city: r["city"], state: r["state"],
+                                                   zip: r["zip"], imageURL: r["image_url"], url: r["url"], latitude: r["lat"], longitude: r["lon"],
+                                                   timeZone: r["time_zone"]))))
         }
         for r in try Row.fetchAll(db, sql: "SELECT * FROM tonight_event") {
             let start: String = r["start_local"]
             guard let when = LocalDateTime(iso: start), let status = EventStatus(rawValue: r["status"]) else { continue }
-            out.append(.event(FeedEvent(id: r["id"], performers: split(r["performers"]), categories: split(r["categories"]), venue: r["venue"],
-                                        start: when, status: status, onSale: (r["on_sale"] as String?).flatMap { LocalDateTime(iso: $0) },
-                                        name: r["name"], url: r["url"], minPrice: r["min_price"], maxPrice: r["max_price"], currency: r["currency"])))
+            out.append((r["row"], .event(FeedEvent(id: r["id"], performers: split(r["performers"]), categories: split(r["categories"]), venue: r["venue"],
+                                                   start: when, status: status, onSale: (r["on_sale"] as String?).flatMap { LocalDateTime(iso: $0) },
+                                                   name: r["name"], url: r["url"], minPrice: r["min_price"], maxPrice: r["max_price"],
+                                                   currency: r["currency"]))))
         }
         return out
     }
@@ -120,8 +120,9 @@ enum CatalogRows {
         func text(_ s: String?) -> JSON { s.map(JSON.string) ?? .null }
         func int(_ n: Int?) -> JSON { n.map(JSON.int) ?? .null }
         let entries = JSON.array(changes.map { old, new in
-            .array([.string(new.id), .int(old == nil ? 1 : 0), text(old?.venue), text(old?.start.description), text(old?.status.rawValue),
-                    int(old?.minPrice), int(old?.maxPrice), text(old?.currency)])
+            guard let old else { return .string(new.id) } // added
+            return .array([.string(new.id), .int(0), text(old.venue), text(old.start.description), text(old.status.rawValue),
+                           int(old.minPrice), int(old.maxPrice), text(old.currency)])
         })
         try db.execute(sql: "INSERT INTO tonight_feed_note (changes) VALUES (?)", arguments: [entries.encoded])
         return db.lastInsertedRowID
@@ -135,8 +136,12 @@ enum CatalogRows {
             notes.append(r["note"])
             let text: String = r["changes"]
             guard case .array(let entries)? = try? JSONParser.parse(Array(text.utf8)) else { continue }
-            for case .array(let f) in entries where f.count == 8 {
-                guard case .string(let id) = f[0], seen.insert(id).inserted, let new = current(id) else { continue }
+            for entry in entries {
+                if case .string(let id) = entry { // added
+                    if seen.insert(id).inserted, let new = current(id) { out.append((nil, new)) }
+                    continue
+                }
+                guard case .array(let f) = entry, f.count == 8, case .string(let id) = f[0], seen.insert(id).inserted, let new = current(id) else { continue }
                 guard f[1] == .int(0) else { out.append((nil, new)); continue }
                 var old = new
                 if case .string(let venue) = f[2] { old.venue = venue }

@@ -35,18 +35,19 @@ struct EventFeedIngest: Sendable {
         HTTPEndpoint("POST", "/api/feeds/events", maxBodyBytes: maxBodyBytes) { request in await run(request.body) }
     }
 
-    /// A record's identity across kinds (a venue and an event may share an ID).
+    /// A record's identity across kinds (a venue and an event may share an ID, not a row).
     private struct Key: Hashable {
         var kind: UInt8
-        var id: String
+        var row: Int64
 
-        init(_ r: FeedRecord) {
+        init(_ r: FeedRecord, row: Int64) {
             switch r {
-            case .category(let c): (kind, id) = (0, c.id)
-            case .artist(let a): (kind, id) = (1, a.id)
-            case .venue(let v): (kind, id) = (2, v.id)
-            case .event(let e): (kind, id) = (3, e.id)
+            case .category: kind = 0
+            case .artist: kind = 1
+            case .venue: kind = 2
+            case .event: kind = 3
             }
+            self.row = row
         }
     }
 
@@ -196,44 +197,36 @@ struct EventFeedIngest: Sendable {
     }
 
     /// Counts records against what the catalog (or a batch still committing) holds and hands the
-    /// changed ones to the store without waiting, unless `maxInFlight` batches already commit.
+    /// changed ones to the store, each to its row, without waiting, unless `maxInFlight` batches
+    /// already commit.
     private func hand(_ records: [(FeedRecord, Int)], _ p: inout Progress) async throws {
-        var changed: [FeedRecord] = [], keys: [Key] = []
+        var changed: [(row: Int64, record: FeedRecord)] = [], keys: [Key] = []
         let eventsBefore = p.events.count
-        // What the catalog holds of each, in one look (the catalog's lock taken once per batch).
-        let held: [(change: EventCatalog.Change, event: FeedEvent?)] = catalog.with { c in
-            records.map { record, _ in
-                let event: FeedEvent? = if case .event(let e) = record { c.events[e.id] } else { nil }
-                return (c.change(record), event)
-            }
-        }
-        for ((record, _), (catalogChange, catalogEvent)) in zip(records, held) {
+        // Each record's row and what the catalog holds there, in one look (its lock taken once per batch).
+        let held = catalog.with { c in records.map { c.row(for: $0.0) } }
+        for ((record, _), (row, catalogHeld)) in zip(records, held) {
             if case .venue(let v) = record, v.latitude == nil { p.unlocated += 1 }
-            let key = Key(record)
-            let inFlight = p.inFlight.isEmpty ? nil : p.inFlight[key]
-            let change: EventCatalog.Change = inFlight.map { $0 == record ? .unchanged : .changed } ?? catalogChange
-            switch change {
-            case .added: p.report.added += 1
-            case .changed: p.report.changed += 1
-            case .unchanged: p.report.unchanged += 1; continue
-            }
+            let key = Key(record, row: row)
+            let before = (p.inFlight.isEmpty ? nil : p.inFlight[key]) ?? catalogHeld
+            if before == record { p.report.unchanged += 1; continue }
+            if before == nil { p.report.added += 1 } else { p.report.changed += 1 }
             if case .event(let e) = record {
-                let old: FeedEvent? = if case .event(let o)? = inFlight { o } else { catalogEvent }
+                let old: FeedEvent? = if case .event(let o)? = before { o } else { nil }
                 p.events.append((old, e))
             }
             p.inFlight[key] = record
-            changed.append(record)
+            changed.append((row, record))
             keys.append(key)
         }
         guard !changed.isEmpty else { return }
         let rows = changed, store = self.store, catalog = self.catalog, events = Array(p.events[eventsBefore...])
         p.writes.append((Task {
             let note = try await store.write { db -> Int64? in
-                for r in rows { try CatalogRows.upsert(r, db) }
+                for (row, record) in rows { try CatalogRows.upsert(record, row: row, db) }
                 // Users are told once the whole feed is read: noted here, so a stop before then loses nothing.
                 return events.isEmpty ? nil : try CatalogRows.note(events, db)
             }
-            catalog.apply(rows)
+            catalog.apply(rows.map(\.record))
             return note
         }, keys))
         while p.writes.count > maxInFlight { try await finishOldest(&p) }

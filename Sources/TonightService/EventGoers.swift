@@ -96,7 +96,7 @@ public final class EventGoers: Sendable {
     /// by a favourite artist, within the radius, not cancelled or over, starting within
     /// `announceSeconds`.
     func announcement(of event: String, for goer: EventGoer, now: Double, _ c: EventCatalog) -> Suggestion? {
-        guard let prefs = goer.prefs, let e = c.events[event], let start = c.startsAt[event], start >= now,
+        guard let prefs = goer.prefs, let e = c.events[event], let start = c.startsAt(event), start >= now,
               start <= now + configuration.announceSeconds, e.status != .cancelled, !goer.excludes(event),
               let artist = e.performers.first(where: goer.artists.contains), let at = c.place(ofVenue: e.venue),
               prefs.location.kilometres(to: at) <= prefs.radiusKm else { return nil }
@@ -190,9 +190,8 @@ public final class EventGoers: Sendable {
         let now = clock.now
         let window = catalog.with { c -> Set<String> in
             var out = Set<String>()
-            for (id, start) in c.startsAt where start >= now && start < now + 30 * 3_600 {
-                guard let e = c.events[id], EventCatalog.isBookable(e) else { continue }
-                if c.rules.night.contains(start, at: now, in: c.zone(of: e.venue)) { out.insert(id) }
+            for (e, start) in c.events(startingFrom: now, before: now + 30 * 3_600) where EventCatalog.isBookable(e) {
+                if c.rules.night.contains(start, at: now, in: c.zone(of: e.venue)) { out.insert(e.id) }
             }
             return out
         }

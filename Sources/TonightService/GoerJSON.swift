@@ -22,7 +22,7 @@ enum GoerJSON {
 
     /// Followed events, by start (those the catalog no longer holds last).
     static func plans(_ g: EventGoer, _ c: EventCatalog) -> JSON {
-        let ordered = g.followed.keys.sorted { (c.startsAt[$0] ?? .infinity, $0) < (c.startsAt[$1] ?? .infinity, $1) }
+        let ordered = g.followed.keys.sorted { (c.startsAt($0) ?? .infinity, $0) < (c.startsAt($1) ?? .infinity, $1) }
         return .array(ordered.map { id in
             guard let e = c.events[id] else { return ["event": ["id": .string(id)], "followedAt": .double(g.followed[id]!)] }
             return ["event": TonightJSON.event(e, c), "followedAt": .double(g.followed[id]!)]

@@ -66,7 +66,7 @@ public struct TonightDomain: Domain {
         }
         rules.defaultZone = zone
         rules.defaultZoneName = s[Self.defaultTimeZone]
-        catalog = Catalog(rules: rules, try context.store.readNow { db in try CatalogRows.all(db) })
+        catalog = Catalog(rules: rules, stored: try context.store.readNow { db in try CatalogRows.all(db) })
         for (artist, list) in try context.store.readNow({ db in try CatalogRows.recommendations(db) }) {
             catalog.setRecommendations(list, of: artist)
         }

@@ -27,7 +27,7 @@ enum TonightJSON {
             ("performers", .array(e.performers.map { artistRef($0, catalog) })),
             ("categories", .array(e.categories.map(JSON.string))),
             ("venue", venue(e.venue, catalog)),
-            ("start", .string(e.start.description)), ("startsAt", catalog.startsAt[e.id].map(JSON.double) ?? .null),
+            ("start", .string(e.start.description)), ("startsAt", catalog.startsAt(e.id).map(JSON.double) ?? .null),
             ("status", .string(e.status.rawValue)),
             ("minPrice", price(e.minPrice)), ("maxPrice", price(e.maxPrice)), ("currency", e.currency.map(JSON.string) ?? .null),
         ]

@@ -138,5 +138,24 @@ public enum TonightSchema {
                 );
                 """)
         }
+        migrator.registerMigration("tonight.v6") { db in
+            // The catalog gives each record its row (`RecordTable`): the tables lose the unique index
+            // on the feed's ID, which took a random insert for every new record (half of an ingest's
+            // writing). The catalog reads them whole at start-up, so nothing looks rows up by ID.
+            // (tonight_feed_note's entries may now also be a bare event ID: an event added.)
+            for (table, columns) in [
+                ("tonight_category", "name TEXT NOT NULL, parent TEXT"),
+                ("tonight_artist", "name TEXT NOT NULL, categories TEXT NOT NULL, image_url TEXT, url TEXT"),
+                ("tonight_venue", "name TEXT NOT NULL, street TEXT, city TEXT, state TEXT, zip TEXT, image_url TEXT, url TEXT, lat REAL, lon REAL, time_zone TEXT"),
+                ("tonight_event", "performers TEXT NOT NULL, categories TEXT NOT NULL, venue TEXT NOT NULL, start_local TEXT NOT NULL, status TEXT NOT NULL, on_sale TEXT, name TEXT, url TEXT, min_price INTEGER, max_price INTEGER, currency TEXT"),
+            ] {
+                try db.execute(sql: """
+                    CREATE TABLE \(table)_v6 (row INTEGER PRIMARY KEY, id TEXT NOT NULL, \(columns));
+                    INSERT INTO \(table)_v6 SELECT * FROM \(table);
+                    DROP TABLE \(table);
+                    ALTER TABLE \(table)_v6 RENAME TO \(table);
+                    """)
+            }
+        }
     }
 }

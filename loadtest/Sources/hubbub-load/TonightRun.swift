@@ -141,7 +141,7 @@ final class TonightRun: @unchecked Sendable {
         var (one, two) = plan.catalogs()
         let days = 180.0 * 86_400 // tonight.announceDays' default
         func announced(_ id: String, _ g: EventGoer, _ c: EventCatalog) -> Bool {
-            guard let p = g.prefs, let e = c.events[id], let start = c.startsAt[id], start >= now, start <= now + days, e.status != .cancelled,
+            guard let p = g.prefs, let e = c.events[id], let start = c.startsAt(id), start >= now, start <= now + days, e.status != .cancelled,
                   !g.excludes(id), e.performers.contains(where: g.artists.contains), let at = c.place(ofVenue: e.venue) else { return false }
             return p.location.kilometres(to: at) <= p.radiusKm
         }

@@ -63,12 +63,11 @@ public struct RecordTable<Record: Sendable>: Sendable {
         return old
     }
 
-    /// Room for `more` records without growing step by step (a feed's batch).
+    /// Room for `more` records (a feed's batch): the index by ID grows once instead of step by
+    /// step. (The arrays grow by doubling on their own; reserving exactly would copy them whole
+    /// batch after batch.)
     public mutating func reserveCapacity(adding more: Int) {
         slots.reserveCapacity(slots.count + more)
-        ids.reserveCapacity(ids.count + more)
-        records.reserveCapacity(records.count + more)
-        rows.reserveCapacity(rows.count + more)
     }
 
     /// Every record held, in slot order.

@@ -46,6 +46,8 @@ public struct EventCatalog: Sendable {
     /// Venues (slots) by place.
     private var venueIndex = PlaceIndex<Slot>()
     private var zones: [String: ZoneClock] = [:]
+    /// Each venue's clock, by venue slot (nil: the default zone's).
+    private var clocks: [ZoneClock?] = []
     /// Event slots by venue slot and by artist slot.
     private var eventsByVenue: [Slot: Set<Slot>] = [:]
     private var eventsByArtist: [Slot: Set<Slot>] = [:]
@@ -115,7 +117,7 @@ public struct EventCatalog: Sendable {
     }
 
     /// Takes records in (replacing those of the same id), keeping every index in step.
-    public mutating func apply(_ records: [FeedRecord]) {
+    public mutating func apply(_ records: some Collection<FeedRecord>) {
         if records.count > 1_000 { events.reserveCapacity(adding: records.count) } // a feed's batch: grow once
         for r in records {
             switch r {
@@ -128,6 +130,8 @@ public struct EventCatalog: Sendable {
                 let slot = venues.slot(for: v.id)
                 venues.set(v, at: slot)
                 if let name = v.timeZone, zones[name] == nil, let zone = TimeZone(identifier: name) { zones[name] = ZoneClock(zone) }
+                if clocks.count <= Int(slot) { clocks.append(contentsOf: repeatElement(nil, count: Int(slot) + 1 - clocks.count)) }
+                clocks[Int(slot)] = v.timeZone.flatMap { zones[$0] }
                 if let lat = v.latitude, let lon = v.longitude { venueIndex.set(slot, at: Place(lat: lat, lon: lon)) } else { venueIndex.set(slot, at: nil) }
                 for e in eventsByVenue[slot] ?? [] {
                     let event = events[e]
@@ -209,7 +213,7 @@ public struct EventCatalog: Sendable {
     }
 
     private func zone(ofVenue slot: Slot) -> ZoneClock {
-        venues[slot]?.timeZone.flatMap { zones[$0] } ?? defaultClock
+        Int(slot) < clocks.count ? clocks[Int(slot)] ?? defaultClock : defaultClock
     }
 
     /// The clock of venues without a zone (one, so its offsets are cached once).

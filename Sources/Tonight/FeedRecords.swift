@@ -88,46 +88,68 @@ public struct LocalDateTime: Sendable, Hashable, Comparable, CustomStringConvert
 
     /// `2026-11-22` and `20:00` (the feed's `EventDate` and `EventTime`).
     public init?(date: String, time: String) {
-        guard let d = Self.digits(date.utf8, "####-##-##"), let t = Self.digits(time.utf8, "##:##") else { return nil }
-        self.init(year: d[0], month: d[1], day: d[2], hour: t[0], minute: t[1])
+        var date = date, time = time
+        let parsed: LocalDateTime?? = date.withUTF8 { d in
+            time.withUTF8 { t in
+                guard let y = Self.number(d, 0, 4, "-"), let mo = Self.number(d, 5, 2, "-"), let dd = Self.number(d, 8, 2, nil), d.count == 10,
+                      let h = Self.number(t, 0, 2, ":"), let mi = Self.number(t, 3, 2, nil), t.count == 5 else { return nil }
+                return LocalDateTime(year: y, month: mo, day: dd, hour: h, minute: mi)
+            }
+        }
+        guard let parsed = parsed ?? nil else { return nil }
+        self = parsed
     }
 
     /// `2026-10-01T10:00` (the feed's `OnSaleDate`; seconds after the minutes are ignored).
     public init?(iso text: String) {
-        let utf8 = Array(text.utf8)
-        guard utf8.count >= 16, let v = Self.digits(utf8[..<16], "####-##-##T##:##") else { return nil }
-        self.init(year: v[0], month: v[1], day: v[2], hour: v[3], minute: v[4])
+        var text = text
+        let parsed: LocalDateTime?? = text.withUTF8 { u in
+            guard u.count >= 16, let y = Self.number(u, 0, 4, "-"), let mo = Self.number(u, 5, 2, "-"), let d = Self.number(u, 8, 2, "T"),
+                  let h = Self.number(u, 11, 2, ":"), let mi = Self.number(u, 14, 2, nil) else { return nil }
+            return LocalDateTime(year: y, month: mo, day: d, hour: h, minute: mi)
+        }
+        guard let parsed = parsed ?? nil else { return nil }
+        self = parsed
     }
 
-    /// The numbers of `text` when it has exactly the shape of `pattern` (`#` a digit, anything
-    /// else itself), one number per run of `#`.
-    static func digits(_ text: some Collection<UInt8>, _ pattern: StaticString) -> [Int]? {
-        guard text.count == pattern.utf8CodeUnitCount else { return nil }
-        var out: [Int] = []
-        var current = -1
-        var i = 0
-        for byte in text {
-            let p = pattern.utf8Start[i]
-            i += 1
-            if p == UInt8(ascii: "#") {
-                guard byte >= 0x30, byte <= 0x39 else { return nil }
-                current = (current < 0 ? 0 : current * 10) + Int(byte - 0x30)
-            } else {
-                guard byte == p else { return nil }
-                if current >= 0 { out.append(current); current = -1 }
-            }
+    /// The number in `count` digits of `bytes` at `at`, followed by `then` (when given).
+    private static func number(_ bytes: UnsafeBufferPointer<UInt8>, _ at: Int, _ count: Int, _ then: Unicode.Scalar?) -> Int? {
+        guard bytes.count >= at + count + (then == nil ? 0 : 1) else { return nil }
+        var n = 0
+        for i in at..<(at + count) {
+            let b = bytes[i]
+            guard b >= 0x30, b <= 0x39 else { return nil }
+            n = n * 10 + Int(b - 0x30)
         }
-        if current >= 0 { out.append(current) }
-        return out
+        if let then, bytes[at + count] != UInt8(then.value) { return nil }
+        return n
     }
 
     public static func < (a: LocalDateTime, b: LocalDateTime) -> Bool {
         (a.year, a.month, a.day, a.hour, a.minute) < (b.year, b.month, b.day, b.hour, b.minute)
     }
 
+    /// `2026-11-22T20:00` (written for every event of a feed: by hand, not by interpolation).
     public var description: String {
-        func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
-        return "\(year)-\(two(month))-\(two(day))T\(two(hour)):\(two(minute))"
+        String(unsafeUninitializedCapacity: 16) { out in
+            func put(_ n: Int, _ width: Int, at: Int) {
+                var n = n
+                for i in stride(from: at + width - 1, through: at, by: -1) {
+                    out[i] = UInt8(0x30 + n % 10)
+                    n /= 10
+                }
+            }
+            put(year, 4, at: 0)
+            out[4] = UInt8(ascii: "-")
+            put(month, 2, at: 5)
+            out[7] = UInt8(ascii: "-")
+            put(day, 2, at: 8)
+            out[10] = UInt8(ascii: "T")
+            put(hour, 2, at: 11)
+            out[13] = UInt8(ascii: ":")
+            put(minute, 2, at: 14)
+            return 16
+        }
     }
 }
 

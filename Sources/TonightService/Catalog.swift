@@ -22,7 +22,7 @@ public final class Catalog: Sendable {
 
     public var rules: EventCatalog.Rules { state.withLock { $0.rules } }
     /// Records now durable.
-    public func apply(_ records: [FeedRecord]) { state.withLock { $0.apply(records) } }
+    public func apply(_ records: some Collection<FeedRecord>) { state.withLock { $0.apply(records) } }
     public func artists(named name: String) -> Set<String> { state.withLock { $0.artists(named: name) } }
     public func recommendations(of artist: String) -> [EventCatalog.Recommendation] { state.withLock { $0.recommendations[artist] ?? [] } }
     /// An artist's recommendations now durable (replacing the earlier ones).

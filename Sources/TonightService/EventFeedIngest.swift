@@ -226,7 +226,7 @@ struct EventFeedIngest: Sendable {
                 // Users are told once the whole feed is read: noted here, so a stop before then loses nothing.
                 return events.isEmpty ? nil : try CatalogRows.note(events, db)
             }
-            catalog.apply(rows.map(\.record))
+            catalog.apply(rows.lazy.map(\.record))
             return note
         }, keys))
         while p.writes.count > maxInFlight { try await finishOldest(&p) }

@@ -435,6 +435,8 @@ async def main():
         expected = (small_records["Category"], small_records["Artist"] + large_records["Artist"],
                     small_records["Venue"] + large_records["Venue"], small_records["Event"] + large_records["Event"])
         res.check(counts == expected, f"catalog rows at the end {dict(zip(CATALOG, counts))}, expected {dict(zip(CATALOG, expected))}")
+        repeated = db.execute("SELECT " + ", ".join(f"(SELECT count(*) - count(DISTINCT id) FROM {t})" for t in CATALOG)).fetchone()
+        res.check(repeated == (0, 0, 0, 0), "catalog records stored in more than one row (each has the row the catalog gave it)", [repeated])
         dangling = db.execute("""SELECT
             (SELECT count(*) FROM tonight_event WHERE venue NOT IN (SELECT id FROM tonight_venue)),
             (SELECT count(*) FROM tonight_plan WHERE event NOT IN (SELECT id FROM tonight_event)),

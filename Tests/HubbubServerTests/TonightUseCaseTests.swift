@@ -373,6 +373,68 @@ final class TonightUseCaseTests: XCTestCase {
         let got13 = try await ana.ok("event.get", ["event": "E1"])["plan"]?.string
         XCTAssertEqual(got13, "dismissed")
     }
+
+    /// Each record has one row, given by the catalog (the tables have no unique index on the ID):
+    /// a store written before that (tonight.v5) keeps its rows, a change is written over its row,
+    /// across restarts too, and new records get rows past every other.
+    func testEachRecordKeepsOneRowAcrossUpgradeReIngestsAndRestarts() async throws {
+        server.stop()
+        let dir = NSTemporaryDirectory() + "hubbub-rows-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        do { // a store as tonight.v5 left it
+            let db = try DatabaseQueue(path: dir + "/hubbub.sqlite")
+            var migrator = DatabaseMigrator()
+            TonightSchema.register(&migrator)
+            try migrator.migrate(db, upTo: "tonight.v5")
+            try await db.write { db in
+                try db.execute(sql: """
+                    INSERT INTO tonight_category (id, name) VALUES ('1', 'Music');
+                    INSERT INTO tonight_artist (id, name, categories) VALUES ('A1', 'Celia Games', '1');
+                    INSERT INTO tonight_venue (id, name, lat, lon, time_zone) VALUES ('MAD', 'La Riviera', 40.4128, -3.72, 'Europe/Madrid');
+                    INSERT INTO tonight_event (id, performers, categories, venue, start_local, status, min_price, currency)
+                        VALUES ('E1', 'A1', '1', 'MAD', '2026-11-22T21:00', 'onsale', 2500, 'EUR');
+                    """)
+            }
+        }
+        server = try Self.server(clock: clock, dataDir: dir)
+        let (ana, _) = try await server.user("ana")
+        let before = try await ana.ok("event.get", ["event": "E1"])
+        XCTAssertEqual(before["event"]?["start"]?.string, "2026-11-22T21:00", "the upgraded store's event is in the catalog")
+
+        let db = try DatabaseQueue(path: dir + "/hubbub.sqlite")
+        func rows() async throws -> [String: [Int64]] {
+            try await db.read { db in
+                var out: [String: [Int64]] = [:]
+                for table in ["tonight_category", "tonight_artist", "tonight_venue", "tonight_event"] {
+                    for r in try Row.fetchAll(db, sql: "SELECT id, row FROM \(table) ORDER BY row") { out["\(table) \(r["id"] as String)", default: []].append(r["row"]) }
+                }
+                return out
+            }
+        }
+        let upgraded = try await rows()
+        XCTAssertEqual(upgraded["tonight_event E1"], [1])
+
+        // E1 moved, E2 and E3 new, the same records again, a restart, and one more new event.
+        let moved = [("E1", "A1", "MAD", "2026-11-22", "22:30", "onsale", "25.00")] + Self.tonight.dropFirst()
+        try await ingest(moved)
+        try await ingest(moved)
+        ana.close()
+        try restart()
+        try await ingest(moved + [("E4", "A1", "MAD2", "2026-11-23", "23:00", "onsale", "10.00")])
+        let after = try await rows()
+        XCTAssertEqual(after.filter { $0.value.count != 1 }, [:], "one row per record")
+        for (record, row) in upgraded { XCTAssertEqual(after[record], row, "\(record) kept its row") }
+        let eventRows = ["E1", "E2", "E3", "E4"].compactMap { after["tonight_event \($0)"]?.first }
+        XCTAssertEqual(eventRows.count, 4)
+        XCTAssertEqual(Set(eventRows).count, 4, "new records get rows of their own")
+        XCTAssertEqual(eventRows.last, eventRows.max(), "the event added after the restart comes after every other")
+        let (cy, _) = try await server.user("cyd")
+        let e1 = try await cy.ok("event.get", ["event": "E1"])
+        XCTAssertEqual(e1["event"]?["start"]?.string, "2026-11-22T22:30", "the change was written over E1's row and read back after the restart")
+        let stored = try await db.read { db in try String.fetchOne(db, sql: "SELECT start_local FROM tonight_event WHERE id = 'E1'") }
+        XCTAssertEqual(stored, "2026-11-22T22:30")
+    }
 }
 
 /// ISO 8601 times for the tonight tests.

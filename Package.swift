@@ -47,6 +47,9 @@ let package = Package(
         .target(name: "Tonight", swiftSettings: uncheckedExclusivity),
         .target(name: "CLinux"),
 
+        // The web client (pages, hubbub.js) as files the server sends: types, ETags, gzip, CSP.
+        .target(name: "WebClient", dependencies: ["CZlib", "HubbubCrypto"], resources: [.copy("Public")]),
+
         // Hashes, HMAC, KDF and randomness from OpenSSL's libcrypto.
         .target(name: "HubbubCrypto", dependencies: ["COpenSSL"]),
 
@@ -118,7 +121,7 @@ let package = Package(
 
         // Wiring: configuration, endpoints, metrics exposition.
         .target(name: "HubbubServer", dependencies: [
-            "Transport", "WebSocket", "Realtime", "Storage", "Accounts", "HubbubCrypto", "VenueService", "RouteService", "TonightService", "DomainSeam",
+            "Transport", "WebSocket", "Realtime", "Storage", "Accounts", "HubbubCrypto", "VenueService", "RouteService", "TonightService", "DomainSeam", "WebClient",
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             .product(name: "GRDB", package: "GRDB.swift"),
@@ -152,6 +155,7 @@ let package = Package(
         ], path: "Tests/TestSupport"),
         .testTarget(name: "WebSocketTests", dependencies: ["WebSocket"]),
         .testTarget(name: "StreamingXMLTests", dependencies: ["StreamingXML"]),
+        .testTarget(name: "WebClientTests", dependencies: ["WebClient"]),
         .testTarget(name: "TonightTests", dependencies: ["Tonight", "TonightService", "StreamingXML", "SeededRandom"]),
         // A seeded random generator for the pure test targets (which must not depend on the server).
         .target(name: "SeededRandom", path: "Tests/SeededRandom"),

@@ -1,6 +1,7 @@
 import HubbubCrypto
 import Logging
 import Transport
+import WebClient
 import WebSocket
 
 /// Routes requests: WebSocket endpoints, health, and the operator endpoints behind `api.key`.
@@ -14,10 +15,13 @@ final class HubbubApplication: ServerApplication, @unchecked Sendable {
     private let sessionEndpoint: WebSocketEndpoint
     private var broadcastEndpoint: WebSocketEndpoint?
     private let api: DomainEndpoints
+    /// The web client's pages and scripts (nil: `web.enabled` is off).
+    private let web: WebResponder?
 
-    init(configuration: HubbubConfiguration, metrics: MetricsExposition, sessions: SessionContext, api: DomainEndpoints) {
+    init(configuration: HubbubConfiguration, metrics: MetricsExposition, sessions: SessionContext, api: DomainEndpoints, web: WebResponder?) {
         self.configuration = configuration
         self.api = api
+        self.web = web
         self.metrics = metrics
         policy = Handshake.ServerPolicy(subprotocols: ["hubbub.v1"], allowedOrigins: configuration.allowedOrigins,
                                         deflate: configuration.deflatePolicy)
@@ -59,6 +63,10 @@ final class HubbubApplication: ServerApplication, @unchecked Sendable {
             if let refusal = operatorRefusal(head) { return refusal }
             return api.route(head) ?? .text(404, "no such endpoint: \(path)\n")
         default:
+            if let web, let r = web.respond(method: head.method, path: head.path, acceptEncoding: head.value("Accept-Encoding"),
+                                            ifNoneMatch: head.value("If-None-Match")) {
+                return .http(status: r.status, contentType: r.contentType, body: r.body, headers: r.headers)
+            }
             return .text(404, "no such endpoint: \(head.path)\n")
         }
     }

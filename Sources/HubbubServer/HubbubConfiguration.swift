@@ -33,6 +33,7 @@ public struct HubbubConfiguration: Sendable, Equatable {
     public var rooms = Rooms()
     public var storage = Storage()
     public var api = API()
+    public var web = Web()
     /// The domains' own settings (`venues.retireAfterSeconds`, `auth.kdfIterations`...), by key;
     /// a key not set has its `Setting`'s default.
     public var domainSettings = SettingValues()
@@ -70,6 +71,15 @@ public struct HubbubConfiguration: Sendable, Equatable {
         /// The operator key: `GET /metrics` and `POST /api/...` need `Authorization: Bearer <key>`.
         /// Empty: `/metrics` answers 401 and `/api/...` 404.
         public var key = ""
+    }
+
+    /// The web client served at `/` (pages, hubbub.js).
+    public struct Web: Sendable, Equatable {
+        /// Serve it (off: `/` answers 404 like any unknown path).
+        public var enabled = true
+        /// Serve the files of this directory instead of those built in, read again at each request
+        /// (while working on the pages: no rebuild, no restart). Empty: the built-in files.
+        public var root = ""
     }
 
     public struct Storage: Sendable, Equatable {
@@ -315,6 +325,8 @@ extension HubbubConfiguration {
         try v.int("rooms.historyBytes", &rooms.historyBytes, 0...(1 << 30))
         try v.int("rooms.totalHistoryBytes", &rooms.totalHistoryBytes, 0...(1 << 40))
         try v.string("api.key", &api.key)
+        try v.bool("web.enabled", &web.enabled)
+        try v.string("web.root", &web.root)
         try v.int("storage.maxBatch", &storage.maxBatch, 1...100_000)
         try v.int("storage.maxPendingWrites", &storage.maxPendingWrites, 1...10_000_000)
         try v.int("storage.maxReaders", &storage.maxReaders, 1...64)

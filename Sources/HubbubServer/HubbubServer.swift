@@ -7,6 +7,7 @@ import ServiceLifecycle
 import Storage
 import Synchronization
 import Transport
+import WebClient
 import UnixSignals
 import WebSocket
 
@@ -74,8 +75,13 @@ public final class HubbubServer: Sendable {
                           abuseThreshold: rl.abuseThreshold, maxPendingRequests: configuration.sessions.maxPendingRequests,
                           maxSubscriptions: configuration.sessions.maxSubscriptions),
             logger: logger)
+        let web: WebResponder? = switch (configuration.web.enabled, configuration.web.root) {
+        case (false, _): nil
+        case (true, ""): WebResponder(.fixed(try WebAssets.builtIn()))
+        case (true, let root): WebResponder(.directory(URL(fileURLWithPath: root)))
+        }
         let app = HubbubApplication(configuration: configuration, metrics: MetricsExposition.shared, sessions: sessions,
-                                     api: try DomainEndpoints(registry.endpoints, logger: logger))
+                                     api: try DomainEndpoints(registry.endpoints, logger: logger), web: web)
         let d = configuration.deflate
         var transportConfiguration = configuration.transport(tlsContext: tlsContext)
         if tlsOnFreePort { transportConfiguration.tlsPort = 0 }

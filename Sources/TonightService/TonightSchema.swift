@@ -3,6 +3,14 @@ import GRDB
 /// Tables of the tonight domain: the event feed's catalog (categories, artists, venues, events), the
 /// affinity feed, and event-goers' state and streams.
 public enum TonightSchema {
+    /// The catalog's tables and their columns after `row` and `id` (unchanged since tonight.v1).
+    static let catalogColumns = [
+        ("tonight_category", "name TEXT NOT NULL, parent TEXT"),
+        ("tonight_artist", "name TEXT NOT NULL, categories TEXT NOT NULL, image_url TEXT, url TEXT"),
+        ("tonight_venue", "name TEXT NOT NULL, street TEXT, city TEXT, state TEXT, zip TEXT, image_url TEXT, url TEXT, lat REAL, lon REAL, time_zone TEXT"),
+        ("tonight_event", "performers TEXT NOT NULL, categories TEXT NOT NULL, venue TEXT NOT NULL, start_local TEXT NOT NULL, status TEXT NOT NULL, on_sale TEXT, name TEXT, url TEXT, min_price INTEGER, max_price INTEGER, currency TEXT"),
+    ]
+
     public static func register(_ migrator: inout DatabaseMigrator) {
         migrator.registerMigration("tonight.v1") { db in
             try db.execute(sql: """
@@ -112,12 +120,7 @@ public enum TonightSchema {
             // ~300 bytes at random places in a B-tree rewrote most of its pages in every ingest
             // transaction (1 GB written for a 30 MB catalog). Rows are now appended; only the small
             // index takes random inserts.
-            for (table, columns) in [
-                ("tonight_category", "name TEXT NOT NULL, parent TEXT"),
-                ("tonight_artist", "name TEXT NOT NULL, categories TEXT NOT NULL, image_url TEXT, url TEXT"),
-                ("tonight_venue", "name TEXT NOT NULL, street TEXT, city TEXT, state TEXT, zip TEXT, image_url TEXT, url TEXT, lat REAL, lon REAL, time_zone TEXT"),
-                ("tonight_event", "performers TEXT NOT NULL, categories TEXT NOT NULL, venue TEXT NOT NULL, start_local TEXT NOT NULL, status TEXT NOT NULL, on_sale TEXT, name TEXT, url TEXT, min_price INTEGER, max_price INTEGER, currency TEXT"),
-            ] {
+            for (table, columns) in catalogColumns {
                 try db.execute(sql: """
                     CREATE TABLE \(table)_v4 (row INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, \(columns));
                     INSERT INTO \(table)_v4 SELECT NULL, * FROM \(table);
@@ -143,12 +146,7 @@ public enum TonightSchema {
             // on the feed's ID, which took a random insert for every new record (half of an ingest's
             // writing). The catalog reads them whole at start-up, so nothing looks rows up by ID.
             // (tonight_feed_note's entries may now also be a bare event ID: an event added.)
-            for (table, columns) in [
-                ("tonight_category", "name TEXT NOT NULL, parent TEXT"),
-                ("tonight_artist", "name TEXT NOT NULL, categories TEXT NOT NULL, image_url TEXT, url TEXT"),
-                ("tonight_venue", "name TEXT NOT NULL, street TEXT, city TEXT, state TEXT, zip TEXT, image_url TEXT, url TEXT, lat REAL, lon REAL, time_zone TEXT"),
-                ("tonight_event", "performers TEXT NOT NULL, categories TEXT NOT NULL, venue TEXT NOT NULL, start_local TEXT NOT NULL, status TEXT NOT NULL, on_sale TEXT, name TEXT, url TEXT, min_price INTEGER, max_price INTEGER, currency TEXT"),
-            ] {
+            for (table, columns) in catalogColumns {
                 try db.execute(sql: """
                     CREATE TABLE \(table)_v6 (row INTEGER PRIMARY KEY, id TEXT NOT NULL, \(columns));
                     INSERT INTO \(table)_v6 SELECT * FROM \(table);

@@ -202,7 +202,9 @@ public enum HTTPResponse {
         switch status {
         case 101: return "Switching Protocols"
         case 200: return "OK"
+        case 304: return "Not Modified"
         case 400: return "Bad Request"
+        case 401: return "Unauthorized"
         case 403: return "Forbidden"
         case 404: return "Not Found"
         case 405: return "Method Not Allowed"

@@ -1,0 +1,250 @@
+"""What the browser tests share: a Hubbub server (restartable on its data), headless Chromium at
+phone width through Selenium and Debian's chromedriver, a protocol client to set up data, and
+screenshots into docs/screenshots/.
+
+Run through scripts/test-web.sh (it installs chromium, chromium-driver, selenium and pytest)."""
+
+import itertools
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.request
+
+import pytest
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions as EC
+from selenium.webdriver.support.ui import WebDriverWait
+from websockets.sync.client import connect
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SCREENSHOTS = os.path.join(REPO, "docs", "screenshots")
+API_KEY = "browser-tests-key"
+PHONE = (412, 915)
+_names = itertools.count(1)
+
+
+def unique(prefix):
+    """A fresh username (usernames are unique per server)."""
+    return f"{prefix}{os.getpid() % 1000}x{next(_names)}"
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class Server:
+    """One hubbub process on a fixed port and data directory, so a test can restart it and the
+    pages reconnect to the same address."""
+
+    def __init__(self, binary, data, port):
+        self.binary, self.data, self.port = binary, data, port
+        self.proc = None
+        self.log = open(os.path.join(data, "server.log"), "ab")
+
+    @property
+    def url(self):
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def ws(self):
+        return f"ws://127.0.0.1:{self.port}/ws"
+
+    def start(self):
+        self.proc = subprocess.Popen(
+            [self.binary, "--host", "127.0.0.1", "--port", str(self.port), "--data-dir", self.data, "--api-key", API_KEY,
+             "--log-level", "warning",
+             # Many users sign up from 127.0.0.1 in one run.
+             "--auth-signups-per-address-per-hour", "100000", "--auth-address-failures-per-hour", "100000",
+             "--rate-limits-auth-burst", "1000", "--rate-limits-auth-per-second", "1000"]
+            + (["--web-root", os.environ["HUBBUB_WEB_ROOT"]] if os.environ.get("HUBBUB_WEB_ROOT") else []),
+            stdout=self.log, stderr=self.log, stdin=subprocess.DEVNULL)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(self.url + "/healthz", timeout=1) as r:
+                    if r.status == 200:
+                        return
+            except OSError:
+                if self.proc.poll() is not None:
+                    raise RuntimeError(f"hubbub exited with {self.proc.returncode}; log in {self.data}/server.log")
+                time.sleep(0.1)
+        raise RuntimeError("hubbub did not answer /healthz within 30 s")
+
+    def stop(self, sig=signal.SIGTERM):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+
+    def restart(self, sig=signal.SIGTERM, down_seconds=0.5):
+        self.stop(sig)
+        time.sleep(down_seconds)
+        self.start()
+
+    def post(self, path, body, content_type="application/xml"):
+        """An operator request (feeds): the answer's status and JSON."""
+        req = urllib.request.Request(self.url + path, data=body if isinstance(body, bytes) else body.encode(), method="POST",
+                                     headers={"Authorization": f"Bearer {API_KEY}", "Content-Type": content_type})
+        try:
+            with urllib.request.urlopen(req, timeout=60) as r:
+                return r.status, json.loads(r.read() or b"null")
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read() or b"null")
+
+
+@pytest.fixture(scope="session")
+def server():
+    binary = os.environ.get("HUBBUB_BIN", os.path.join(REPO, ".build", "release", "hubbub"))
+    data = tempfile.mkdtemp(prefix="hubbub-web-")
+    s = Server(binary, data, free_port())
+    s.start()
+    yield s
+    s.stop()
+    shutil.rmtree(data, ignore_errors=True)
+
+
+class Client:
+    """The wire protocol from Python (websockets), to set up what a page then shows."""
+
+    def __init__(self, server):
+        self.ws = connect(server.ws, subprotocols=["hubbub.v1"], open_timeout=10)
+        self.ids = itertools.count(1)
+        self.pushes = []
+        self.user = None
+
+    def call(self, op, args=None):
+        """The op's result; raises with the server's error."""
+        rid = next(self.ids)
+        self.ws.send(json.dumps({"id": rid, "op": op, "args": args or {}}))
+        while True:
+            msg = json.loads(self.ws.recv(timeout=15))
+            if msg.get("id") == rid:
+                if not msg["ok"]:
+                    raise RuntimeError(f"{op}: {msg['error']}")
+                return msg["result"]
+            if "room" in msg:
+                self.pushes.append(msg)
+
+    def signup(self, username, password="secret123"):
+        r = self.call("account.signup", {"username": username, "email": f"{username}@example.com", "password": password})
+        self.user = r["user"]
+        return r
+
+    def close(self):
+        self.ws.close()
+
+
+@pytest.fixture
+def client(server):
+    made = []
+
+    def make(username=None):
+        c = Client(server)
+        if username:
+            c.signup(username)
+        made.append(c)
+        return c
+
+    yield make
+    for c in made:
+        c.close()
+
+
+def new_browser(width=PHONE[0], height=PHONE[1]):
+    options = webdriver.ChromeOptions()
+    options.binary_location = os.environ.get("CHROMIUM", "/usr/lib/chromium/chromium" if os.path.exists("/usr/lib/chromium/chromium") else "/usr/bin/chromium")
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+                 "--disable-extensions", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--disable-features=Translate,OptimizationHints,MediaRouter", f"--window-size={width},{height}",
+                 "--force-device-scale-factor=1", "--lang=en-GB"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    service = Service(executable_path=os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver"))
+    driver = webdriver.Chrome(service=service, options=options)
+    driver.set_page_load_timeout(30)
+    # Headless windows are at least 500 px wide: the page is laid out at the phone's width instead.
+    emulate(driver, width, height)
+    return driver
+
+
+def emulate(driver, width, height):
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                           {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600})
+
+
+@pytest.fixture
+def browser():
+    """A factory of fresh browsers (each its own profile: its own user), closed after the test.
+    Each is checked for JavaScript errors and CSP violations at the end."""
+    made = []
+
+    def make(**kwargs):
+        d = new_browser(**kwargs)
+        made.append(d)
+        return d
+
+    yield make
+    problems = []
+    for d in made:
+        try:
+            problems += [e["message"] for e in d.get_log("browser") if e["level"] == "SEVERE" and "favicon" not in e["message"]]
+        finally:
+            d.quit()
+    assert not problems, f"errors in the browser's console: {problems}"
+
+
+def wait(driver, seconds=10):
+    return WebDriverWait(driver, seconds, poll_frequency=0.1)
+
+
+def by_label(driver, label, seconds=10):
+    """The element whose accessible name is `label` (Chromium's computed name, as a screen
+    reader hears it), once visible."""
+    def find(d):
+        for e in d.find_elements(By.CSS_SELECTOR, "button, a, input, select, textarea, [role], ul, ol, section, nav, [aria-label]"):
+            try:
+                if e.is_displayed() and e.accessible_name == label:
+                    return e
+            except Exception:
+                continue
+        return False
+    return wait(driver, seconds).until(find, f"nothing named {label!r} appeared")
+
+
+def sign_up(driver, server, page="/", username=None):
+    """Opens `page` and signs up a new user there; returns the username."""
+    username = username or unique("web")
+    driver.get(server.url + page)
+    by_label(driver, "Username").send_keys(username)
+    by_label(driver, "Email").send_keys(f"{username}@example.com")
+    driver.find_element(By.ID, "signup-password").send_keys("secret123")
+    by_label(driver, "Sign up").click()
+    wait(driver).until(EC.text_to_be_present_in_element((By.ID, "account"), username))
+    return username
+
+
+def screenshot(driver, name):
+    """Saves the page as docs/screenshots/<name>.png (whole page height)."""
+    os.makedirs(SCREENSHOTS, exist_ok=True)
+    width = driver.execute_script("return window.innerWidth")
+    height = driver.execute_script("return Math.max(document.body.scrollHeight, document.documentElement.scrollHeight)")
+    emulate(driver, width, min(max(height, PHONE[1]), 4000))
+    try:
+        driver.save_screenshot(os.path.join(SCREENSHOTS, f"{name}.png"))
+    finally:
+        emulate(driver, width, PHONE[1])

@@ -9,7 +9,9 @@
 #      store consistent, users' tonight state kept), and the load harness end to end
 #      (the smoke scenario's thresholds, comparison mode, exit status),
 #   5. the whole Autobahn|Testsuite (kosoku) against /echo,
-#   6. headless Chromium against /echo over ws:// and wss://,
+#   6. headless Chromium against /echo over ws:// and wss://, and the web client's pages in
+#      Chromium through Selenium (scripts/test-web.sh: each page's flows at phone width, two
+#      browsers at one venue, a server restart, hostile titles; hubbub.js's unit tests under Node),
 #   7. a short libFuzzer run over the parsers.
 # Set SKIP_SLOW=1 to stop after step 4 while iterating locally (CI never sets it).
 set -euo pipefail
@@ -50,6 +52,9 @@ scripts/test-autobahn.sh
 
 log "browser: headless Chromium"
 scripts/test-browser.sh
+
+log "web client: pages in Chromium (Selenium), hubbub.js under Node"
+scripts/test-web.sh
 
 log "fuzz: parsers under libFuzzer"
 scripts/fuzz.sh -runs=200000

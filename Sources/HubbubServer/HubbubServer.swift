@@ -109,6 +109,7 @@ public final class HubbubServer: Sendable {
         let host = configuration.host == "0.0.0.0" ? "127.0.0.1" : configuration.host
         let port = transport.port
         var out = ["ws://\(host):\(port)/ws", "http://\(host):\(port)/healthz", "http://\(host):\(port)/metrics"]
+        if configuration.web.enabled { out.insert("http://\(host):\(port)/", at: 0) }
         if configuration.echo { out.append("ws://\(host):\(port)/echo") }
         if configuration.bench { out.append("ws://\(host):\(port)/broadcast") }
         if let t = transport.tlsPort {

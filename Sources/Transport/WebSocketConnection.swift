@@ -327,7 +327,18 @@ public final class WebSocketConnection {
         switch app.route(head, secure: tls != nil) {
         case .http(let status, let contentType, let body, let headers):
             loop.shared.metrics.httpRequests.increment()
-            respondAndClose(HTTPResponse.make(status: status, headers: headers, contentType: contentType, body: body))
+            // A page's files come one request after another: a bodiless HTTP/1.1 request keeps its
+            // connection (pipelined ones are answered and closed: no recursion over a read's worth
+            // of tiny requests).
+            let keepAlive = head.startLine.2 == "HTTP/1.1" && !head.hasToken("Connection", "close") && remainder.isEmpty
+                && (try? HTTPBodyFraming.of(head).get()) == HTTPBodyFraming.none
+            let response = HTTPResponse.make(status: status, headers: headers, contentType: contentType, body: body, keepAlive: keepAlive)
+            guard keepAlive else { return respondAndClose(response) }
+            enqueue(SharedBytes.copy(response), bounded: false, countFrame: false)
+            guard phase != .closed else { return }
+            phase = .httpHead
+            deadline = loop.now + loop.configuration.handshakeTimeoutNanos
+            madeExtras.http = HTTPHeadParser(kind: .request, limits: loop.configuration.http)
         case .body(let endpoint):
             startExchange(head, endpoint, remainder: remainder)
         case .webSocket(let endpoint):

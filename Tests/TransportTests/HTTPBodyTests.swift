@@ -110,6 +110,30 @@ final class HTTPBodyTests: XCTestCase {
         XCTAssertTrue(s.readsEOF(), "Connection: close ends the connection after the answer")
     }
 
+    /// A page's files: plain answers to bodiless requests keep the connection, one request after
+    /// another; `Connection: close`, HTTP/1.0, a body, or pipelined requests end it after the answer.
+    func testPlainAnswersKeepTheConnectionForTheNextRequest() throws {
+        let s = try RawSocket(port: server.port)
+        for _ in 0..<3 {
+            s.send("GET /page HTTP/1.1\r\nHost: x\r\n\r\n")
+            let r = s.readHTTPResponse()
+            XCTAssertEqual(r?.status, 404)
+            XCTAssertEqual(r.map { String(decoding: $0.body, as: UTF8.self) }, "no\n")
+            XCTAssertTrue(r?.head.contains("Connection: keep-alive") ?? false)
+        }
+        s.send("GET /page HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        XCTAssertTrue(s.readHTTPResponse()?.head.contains("Connection: close") ?? false)
+        XCTAssertTrue(s.readsEOF())
+
+        for request in ["GET /page HTTP/1.0\r\nHost: x\r\n\r\n", "GET /page HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nab",
+                        "GET /page HTTP/1.1\r\nHost: x\r\n\r\nGET /page HTTP/1.1\r\nHost: x\r\n\r\n"] {
+            let c = try RawSocket(port: server.port)
+            c.send(request)
+            XCTAssertTrue(c.readHTTPResponse()?.head.contains("Connection: close") ?? false, request)
+            XCTAssertTrue(c.readsEOF(), request)
+        }
+    }
+
     func testChunkedBodyInSmallPiecesWithExtensionsAndTrailers() throws {
         let s = try RawSocket(port: server.port)
         let body = "4;ext=1\r\nWiki\r\n5\r\npedia\r\n0\r\nChecksum: abc\r\n\r\n"

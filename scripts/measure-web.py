@@ -51,20 +51,20 @@ def main():
     try:
         owner = Client(server)
         owner.signup(unique("owner"))
-        venue = owner.call("venue.register", {"name": "The Measured Arms", "city": "Leeds", "country": "GB", "lat": 53.8, "lon": -1.55})["venue"]["id"]
-        owner.call("venue.playlist.set", {"venue": venue, "playlist": {"uri": "playlist:measure", "creator": "owner"},
+        venue = owner.call("venue.register", {"name": "The Measured Arms", "address": "1 Briggate", "postcode": "LS1 6HD", "city": "Leeds", "country": "GB", "lat": 53.8, "lon": -1.55})["venue"]["id"]
+        owner.call("venue.playlist.set", {"venue": venue, "playlistUri": "playlist:measure", "creator": "owner",
                                           "tracks": [{"uri": f"track:{i}", "title": f"Song number {i}", "artist": "The Band"} for i in range(args.tracks)]})
-        print("page weight (a fresh browser; bytes as decoded, and as sent with gzip):")
-        d = new_browser()
-        try:
-            for page in PAGES:
+        print("page weight (each page in a fresh browser: bytes as decoded, and as sent with gzip):")
+        for page in PAGES:
+            d = new_browser()
+            try:
                 d.get(server.url + page)
                 d.execute_script("return new Promise(r => setTimeout(r, 500))")
                 rows = [r for r in d.execute_script(WEIGHT) if r["name"].startswith(server.url)]
                 decoded, encoded = sum(r["decoded"] for r in rows), sum(r["encoded"] for r in rows)
                 print(f"  {page:11} {len(rows)} files, {decoded:7,} bytes, {encoded:6,} gzipped")
-        finally:
-            d.quit()
+            finally:
+                d.quit()
         times = []
         for _ in range(args.rounds):
             patron = Client(server)

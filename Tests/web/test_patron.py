@@ -3,6 +3,9 @@
 titles shown as text, laid out for a phone."""
 
 import random
+import socket
+import threading
+import time
 
 from conftest import screenshot, sign_up, unique, wait
 from selenium.common.exceptions import NoAlertPresentException
@@ -197,6 +200,102 @@ def test_the_page_catches_up_by_itself_after_a_server_restart(server, browser, c
     # The browser logs the refused tries while the server was down: those only.
     logged = [e["message"] for e in d.get_log("browser") if e["level"] == "SEVERE"]
     assert all("ERR_CONNECTION_REFUSED" in m or "1001" in m for m in logged), logged
+
+
+class Proxy:
+    """A TCP relay in front of the server: the page loaded through it connects its WebSocket
+    through it too, so `drop()` cuts the page's network (the server and its rooms stay up)."""
+
+    def __init__(self, target_port):
+        self.target = target_port
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.refuse = False
+        self.open = []
+        self.lock = threading.Lock()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while True:
+            try:
+                down, _ = self.listener.accept()
+            except OSError:
+                return
+            if self.refuse:
+                down.close()
+                continue
+            try:
+                up = socket.create_connection(("127.0.0.1", self.target))
+            except OSError:
+                down.close()
+                continue
+            with self.lock:
+                self.open += [down, up]
+            for a, b in ((down, up), (up, down)):
+                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pipe(a, b):
+        try:
+            while data := a.recv(65536):
+                b.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for s in (a, b):
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+                s.close()
+
+    def drop(self):
+        with self.lock:
+            for s in self.open:
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+            self.open = []
+
+    def close(self):
+        self.listener.close()
+        self.drop()
+
+
+def test_the_page_catches_up_by_itself_after_a_network_drop(server, browser, client):
+    _, venue = make_venue(client, titles=("Left", "Right"))
+    proxy = Proxy(server.port)
+    try:
+        d = browser()
+        sign_up(d, proxy, page=f"/patron?venue={venue['id']}")
+        wait_queue(d, [("Left", 0), ("Right", 0)])
+        d.execute_script("window.notReloaded = true")
+        # The network goes: the page notices and retries; meanwhile others vote and request.
+        proxy.refuse = True
+        proxy.drop()
+        wait(d).until(lambda d: named(d, "Connection").text.startswith("Reconnecting"))
+        voter = guest(client)
+        voter.call("venue.vote", {"venue": venue["id"], "track": "t:Right"})
+        voter.call("venue.request", {"venue": venue["id"], "track": {"uri": "t:Missed", "title": "Missed", "artist": "Band"}})
+        time.sleep(0.3)
+        assert queue(d) == [("Left", 0), ("Right", 0)]  # still offline: nothing new
+        # It comes back: the page recovers what it missed (same room epoch: the missed pushes).
+        proxy.refuse = False
+        wait(d, 20).until(lambda d: named(d, "Connection").text == "Live")
+        wait_queue(d, [("Right", 1), ("Missed", 1), ("Left", 0)])
+        wait(d).until(lambda d: "Back online" in text_of(d, "announcer"))
+        # Live again: the next vote arrives as it happens.
+        voter.call("venue.vote", {"venue": venue["id"], "track": "t:Left"})
+        wait_queue(d, [("Left", 1), ("Right", 1), ("Missed", 1)])  # a tie: Left entered first
+        press(d, "Vote for Left")
+        wait_queue(d, [("Left", 2), ("Right", 1), ("Missed", 1)])
+        assert d.execute_script("return window.notReloaded") is True
+        logged = [e["message"] for e in d.get_log("browser") if e["level"] == "SEVERE"]
+        assert all("WebSocket" in m for m in logged), logged
+    finally:
+        proxy.close()
 
 
 def test_a_track_title_is_shown_as_text(server, browser, client):

@@ -4,7 +4,7 @@
 // explicit-lyrics switch and the house rules.
 import { State, VenueQueue } from "./hubbub.js";
 import { $, announce, el, fill, here, param, startSession } from "./ui.js";
-import { QueueRows, fadeAnnouncer, fieldError, hidden, matching, placesOf, plural, submitter, trackLine, twoTap, venueError } from "./venue.js";
+import { QueueRows, fadeAnnouncer, fieldError, hidden, matching, placesOf, plural, submitter, trackLine, twoTap, venueError, whileBusy } from "./venue.js";
 
 const PAGE = 100;
 const MAX_TRACKS = 5000;
@@ -129,9 +129,7 @@ function showVenues(error = null) {
   }));
 }
 
-$("reg-here").addEventListener("click", async () => {
-  const button = $("reg-here");
-  button.disabled = true;
+$("reg-here").addEventListener("click", () => whileBusy($("reg-here"), async () => {
   const line = $("register").querySelector(".error");
   line.textContent = "";
   try {
@@ -141,10 +139,8 @@ $("reg-here").addEventListener("click", async () => {
     announce("Location filled in.");
   } catch (e) {
     line.textContent = e.message.replace("type a place instead", "type the coordinates instead");
-  } finally {
-    button.disabled = false;
   }
-});
+}));
 
 /** A coordinate typed by hand: "60.1", "60,1" or "-19.94". */
 function coordinate(value, name, label) {
@@ -350,17 +346,28 @@ function trackOf(uri) {
 
 // ---- the player
 
-async function play(uri, button = null) {
-  $("player-error").textContent = "";
-  if (button) button.disabled = true;
-  try {
-    await hub.request("venue.nowPlaying", { venue: view.id, track: uri });
-    announce(`Now playing: ${trackLine(trackOf(uri))}.`);
-  } catch (e) {
-    $("player-error").textContent = venueError(e);
-  } finally {
-    if (button) button.disabled = false;
-  }
+function play(uri, button) {
+  return whileBusy(button, async () => {
+    $("player-error").textContent = "";
+    try {
+      await hub.request("venue.nowPlaying", { venue: view.id, track: uri });
+      announce(`Now playing: ${trackLine(trackOf(uri))}.`);
+      keepFocus($("ended"));
+    } catch (e) {
+      $("player-error").textContent = venueError(e);
+    }
+  });
+}
+
+/** After a player action the focused button may be gone (a row's "Play now" hides once it plays,
+ * "Track ended" is disabled once nothing plays): the focus goes on to `next`, the likely next step. */
+function keepFocus(next) {
+  draw();
+  const active = document.activeElement;
+  if (active && active !== document.body && active.isConnected && !active.disabled && active.offsetParent !== null) return;
+  const target = [next, $("play-next"), $("ended")].find((b) => b && !b.disabled && b.offsetParent !== null) ?? $("player-title");
+  if (target.id === "player-title") target.setAttribute("tabindex", "-1");
+  target.focus({ preventScroll: true });
 }
 
 $("play-next").addEventListener("click", () => {
@@ -368,22 +375,19 @@ $("play-next").addEventListener("click", () => {
   if (next) play(next.uri, $("play-next"));
 });
 
-$("ended").addEventListener("click", async () => {
+$("ended").addEventListener("click", () => whileBusy($("ended"), async () => {
   const { now } = top();
   if (!now) return;
-  const button = $("ended");
-  button.disabled = true;
   $("player-error").textContent = "";
   try {
     await hub.request("venue.track.ended", { venue: view.id, track: now.uri });
     const { next } = top();
     announce(`${now.track.title} ended.${next ? ` Up next: ${trackLine(next.track)}.` : ""}`);
+    keepFocus($("play-next"));
   } catch (e) {
     $("player-error").textContent = venueError(e);
-  } finally {
-    drawPlayer();
   }
-});
+}));
 
 $("copy-link").addEventListener("click", async () => {
   const link = $("patron-link").href;

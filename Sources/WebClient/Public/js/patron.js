@@ -2,7 +2,7 @@
 // (/patron?venue=<id>); check in; the live queue; vote, take a vote back, see who voted; request a song.
 import { HubbubError, State, VenueQueue } from "./hubbub.js";
 import { $, announce, el, fill, here, onSubmit, param, startSession } from "./ui.js";
-import { QueueRows, fadeAnnouncer, fold, hidden, matching, ordinal, placesOf, plural, trackLine, venueError } from "./venue.js";
+import { QueueRows, fadeAnnouncer, fold, hidden, matching, ordinal, placesOf, plural, setBusy, trackLine, venueError, whileBusy } from "./venue.js";
 
 const PAGE = 100; // rows shown at first, and added by "Show more songs"
 
@@ -111,9 +111,7 @@ onSubmit($("search"), async (data) => {
   }
 });
 
-$("nearby").addEventListener("click", async () => {
-  const button = $("nearby");
-  button.disabled = true;
+$("nearby").addEventListener("click", () => whileBusy($("nearby"), async () => {
   $("results-status").textContent = "Finding where you are…";
   try {
     const me = await here();
@@ -133,10 +131,8 @@ $("nearby").addEventListener("click", async () => {
     showResults(venues, venues.length ? `${plural(venues.length, "venue")} near you.` : `No venue within ${km} km of you.`);
   } catch (e) {
     $("results-status").textContent = e instanceof HubbubError ? venueError(e) : e.message;
-  } finally {
-    button.disabled = false;
   }
-});
+}));
 
 function wrapLon(lon) {
   return lon > 180 ? lon - 360 : lon < -180 ? lon + 360 : lon;
@@ -428,7 +424,7 @@ function updateRow(row, entry) {
   if (row.whoTitle.textContent !== ` for ${title}`) row.whoTitle.textContent = ` for ${title}`;
   row.voteButton.classList.toggle("voted", voted);
   row.li.classList.toggle("mine", voted);
-  row.voteButton.disabled = view.busy.has(entry.uri);
+  setBusy(row.voteButton, view.busy.has(entry.uri)); // not disabled: the focus stays on it
 }
 
 // ---- drawing
@@ -506,7 +502,7 @@ function drawQueue() {
   const empty = $("queue-empty");
   if (!view.queue.playlist && !all.length) {
     empty.hidden = false;
-    empty.textContent = "The venue has not put on a playlist yet. You can still request a song once it has.";
+    empty.textContent = "The venue has not put on a playlist yet: its songs show up here as soon as it does.";
   } else if (!shown.length) {
     empty.hidden = false;
     empty.textContent = fold(filter) ? `No song in the queue matches “${filter.trim()}”. Request it below.` : "The queue is empty: request a song below.";
@@ -535,9 +531,7 @@ function trackOf(uri) {
 
 // ---- check in
 
-$("checkin").addEventListener("click", async () => {
-  const button = $("checkin");
-  button.disabled = true;
+$("checkin").addEventListener("click", () => whileBusy($("checkin"), async () => {
   $("queue-error").textContent = "";
   try {
     const { checkedIn } = await hub.request("venue.checkin", { venue: view.id });
@@ -549,10 +543,8 @@ $("checkin").addEventListener("click", async () => {
     announce(`You're checked in at ${view.venue?.name ?? "the venue"}.`);
   } catch (e) {
     $("queue-error").textContent = venueError(e);
-  } finally {
-    button.disabled = false;
   }
-});
+}));
 
 // ---- requests
 

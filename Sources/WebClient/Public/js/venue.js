@@ -42,7 +42,7 @@ export function venueError(e) {
       break;
     case "conflict":
       if (/already voted/.test(m)) return "You already voted for that song.";
-      if (/already set/.test(m)) return "This playlist is already the venue's. To start it over, use “Start over”.";
+      if (/already set/.test(m)) return "This playlist is already the venue's. To start it over, use “Start the playlist over”.";
       break;
     case "forbidden":
       if (/^only an owner can /.test(m)) return `Only the venue's owners can ${m.slice("only an owner can ".length)}.`;
@@ -217,21 +217,42 @@ export function fieldError(field, message) {
   return e;
 }
 
-/** Runs `action` for a form's submit: its buttons disabled meanwhile, errors shown by showFormError. */
+/** Marks `button` busy or not: aria-disabled, not disabled, so that a focused button keeps its
+ * focus (a keyboard user goes on from there); `isBusy` tells the click handlers to wait. */
+export function setBusy(button, on) {
+  if (on) button.setAttribute("aria-disabled", "true");
+  else button.removeAttribute("aria-disabled");
+}
+
+export const isBusy = (button) => button.getAttribute("aria-disabled") === "true";
+
+/** Runs `action` with `button` busy; a tap meanwhile does nothing. */
+export async function whileBusy(button, action) {
+  if (isBusy(button)) return undefined;
+  setBusy(button, true);
+  try {
+    return await action();
+  } finally {
+    setBusy(button, false);
+  }
+}
+
+/** Runs `action` for a form's submit: its submit button busy meanwhile, errors shown by showFormError. */
 export function submitter(form, action) {
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
+    const submit = form.querySelector("button[type=submit]");
+    if (submit && isBusy(submit)) return;
     const line = form.querySelector(".error");
     if (line) line.textContent = "";
     for (const input of form.querySelectorAll("[aria-invalid]")) input.removeAttribute("aria-invalid");
-    const buttons = [...form.querySelectorAll("button[type=submit]")];
-    for (const b of buttons) b.disabled = true;
+    if (submit) setBusy(submit, true);
     try {
       await action(new FormData(form), form);
     } catch (e) {
       showFormError(form, e);
     } finally {
-      for (const b of buttons) b.disabled = false;
+      if (submit) setBusy(submit, false);
     }
   });
 }
@@ -247,6 +268,7 @@ export function twoTap(button, confirmText, action) {
     button.classList.remove("armed");
   };
   button.addEventListener("click", async () => {
+    if (isBusy(button)) return;
     if (!armed) {
       button.textContent = confirmText;
       button.classList.add("armed");
@@ -255,11 +277,6 @@ export function twoTap(button, confirmText, action) {
       return;
     }
     disarm();
-    button.disabled = true;
-    try {
-      await action();
-    } finally {
-      button.disabled = false;
-    }
+    await whileBusy(button, action);
   });
 }

@@ -144,6 +144,25 @@ def test_patron_checks_in_votes_unvotes_requests_and_sees_who_voted(server, brow
     press(d, "Request")
     wait(d).until(lambda d: "explicit lyrics, which this venue does not allow" in d.find_element(By.CSS_SELECTOR, "#request .error").text)
     assert len(queue(d)) == 4
+
+    # A song played less than the venue's no-repeat window ago.
+    owner.call("venue.settings.set", {"venue": venue["id"], "noRepeatHours": 3})
+    owner.call("venue.track.ended", {"venue": venue["id"], "track": "t:Song B"})
+    wait_queue(d, [("Song A", 1), ("Brand New", 1), ("Song C", 0)])
+    named(d, "Explicit lyrics").click()  # off again
+    title = named(d, "Title")
+    title.clear()
+    title.send_keys("Song B")
+    named(d, "Link or track id (optional)").send_keys("t:Song B")
+    press(d, "Request")
+    wait(d).until(lambda d: d.find_element(By.CSS_SELECTOR, "#request .error").text
+                  == "Played recently: this venue does not repeat a track within 3 hours of playing it")
+    # The venue's hourly limit, said in minutes.
+    owner.call("venue.settings.set", {"venue": venue["id"], "votesPerUserPerHour": 1})
+    press(d, "Vote for Song C")
+    wait(d).until(lambda d: "You have used this venue's votes and requests for the hour. Try again in 60 minutes."
+                  in text_of(d, "queue-error"))
+    named(d, "Vote for Song C")
     assert name in text_of(d, "account")
 
 

@@ -122,7 +122,9 @@ class Client:
     """The wire protocol from Python (websockets), to set up what a page then shows."""
 
     def __init__(self, server):
-        self.ws = connect(server.ws, subprotocols=["hubbub.v1"], open_timeout=10)
+        # websockets wants its connection used as a context manager: entered here, left in close().
+        self._connection = connect(server.ws, subprotocols=["hubbub.v1"], open_timeout=10)
+        self.ws = self._connection.__enter__()
         self.ids = itertools.count(1)
         self.pushes = []
         self.user = None
@@ -146,7 +148,7 @@ class Client:
         return r
 
     def close(self):
-        self.ws.close()
+        self._connection.__exit__(None, None, None)
 
 
 @pytest.fixture

@@ -63,27 +63,38 @@ export function clearError(form) {
 
 /** A server error as a person reads it. */
 export function friendly(error) {
+  const sentence = (text) => text.charAt(0).toUpperCase() + text.slice(1);
   switch (error.code) {
-    case "rate_limited": return `${error.message}: try again in ${Math.ceil((error.retryAfterMs ?? 1000) / 1000)} s`;
+    case "rate_limited": {
+      // Some refusals say when already ("...; try again in 3598 seconds"): only the others get it added.
+      if (/try again/i.test(error.message)) return sentence(error.message);
+      const seconds = Math.ceil((error.retryAfterMs ?? 1000) / 1000);
+      return `${sentence(error.message)}. Try again in ${seconds < 120 ? `${seconds} s` : `${Math.ceil(seconds / 60)} min`}.`;
+    }
     case "timeout": return "The server did not answer in time. Check your connection and try again.";
     case "disconnected": return "The connection dropped before the server answered. It is reconnecting: try again in a moment.";
-    default: return error.message.charAt(0).toUpperCase() + error.message.slice(1);
+    default: return sentence(error.message);
   }
 }
 
-/** Runs `action` for a form's submit: the button is disabled meanwhile, errors shown. */
+/** Runs `action` for a form's submit, once at a time: the buttons say they are busy meanwhile
+ * (`aria-disabled`, not `disabled`, which would drop the keyboard's focus), errors shown. */
 export function onSubmit(form, action) {
+  let busy = false;
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
+    if (busy) return;
+    busy = true;
     clearError(form);
     const buttons = [...form.querySelectorAll("button")];
-    for (const b of buttons) b.disabled = true;
+    for (const b of buttons) b.setAttribute("aria-disabled", "true");
     try {
       await action(new FormData(form), form);
     } catch (e) {
       showError(form, e);
     } finally {
-      for (const b of buttons) b.disabled = false;
+      busy = false;
+      for (const b of buttons) b.removeAttribute("aria-disabled");
     }
   });
 }

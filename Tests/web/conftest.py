@@ -12,11 +12,13 @@ import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 import urllib.request
 
 import pytest
 from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
@@ -211,14 +213,28 @@ def browser():
 
 
 def wait(driver, seconds=10):
-    return WebDriverWait(driver, seconds, poll_frequency=0.1)
+    """Waits for a condition; an element that a redraw replaced meanwhile just means "not yet"."""
+    return WebDriverWait(driver, seconds, poll_frequency=0.1, ignored_exceptions=(StaleElementReferenceException,))
+
+
+# The elements whose own text, label or aria-label holds the name: the only ones Chromium is asked
+# for its accessible name (one round trip each), which makes finding a control quick on long pages.
+_CANDIDATES_JS = """
+const fold = (t) => (t || '').replace(/\\s+/g, ' ').trim().toLowerCase();
+const want = fold(arguments[0]);
+return [...document.querySelectorAll('button, a, input, select, textarea, [role], ul, ol, section, nav, [aria-label]')].filter(e => {
+  const ids = (e.getAttribute('aria-labelledby') || '').split(/\\s+/).filter(Boolean);
+  const text = [e.getAttribute('aria-label'), e.getAttribute('title'), e.textContent, ...[...(e.labels || [])].map(l => l.textContent),
+                ...ids.map(id => document.getElementById(id)?.textContent)].map(fold).join(' | ');
+  return text.includes(want);
+});"""
 
 
 def by_label(driver, label, seconds=10):
-    """The element whose accessible name is `label` (Chromium's computed name, as a screen
-    reader hears it), once visible."""
+    """The displayed element whose accessible name is `label` (Chromium's computed name, as a
+    screen reader hears it), once there."""
     def find(d):
-        for e in d.find_elements(By.CSS_SELECTOR, "button, a, input, select, textarea, [role], ul, ol, section, nav, [aria-label]"):
+        for e in d.execute_script(_CANDIDATES_JS, label):
             try:
                 if e.is_displayed() and e.accessible_name == label:
                     return e
@@ -250,3 +266,79 @@ def screenshot(driver, name):
         driver.save_screenshot(os.path.join(SCREENSHOTS, f"{name}.png"))
     finally:
         emulate(driver, width, PHONE[1])
+
+
+class Relay:
+    """A TCP relay in front of the server: a page loaded through `url` connects its WebSocket
+    through it too, so `cut()` takes the page's network away (its connections drop, new ones are
+    refused until `restore()`) while the server and its rooms' history run on."""
+
+    def __init__(self, target_port):
+        self.target = target_port
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.refusing = False
+        self.open = []
+        self.lock = threading.Lock()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while True:
+            try:
+                down, _ = self.listener.accept()
+            except OSError:
+                return
+            if self.refusing:
+                down.close()
+                continue
+            try:
+                up = socket.create_connection(("127.0.0.1", self.target))
+            except OSError:
+                down.close()
+                continue
+            with self.lock:
+                self.open += [down, up]
+            for a, b in ((down, up), (up, down)):
+                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pipe(a, b):
+        try:
+            while data := a.recv(65536):
+                b.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for s in (a, b):
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+                s.close()
+
+    def cut(self):
+        """Drops every relayed connection and refuses new ones."""
+        self.refusing = True
+        with self.lock:
+            for s in self.open:
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+            self.open = []
+
+    def restore(self):
+        self.refusing = False
+
+    def close(self):
+        self.listener.close()
+        self.cut()
+
+
+def console_errors(driver, expected=("WebSocket connection to",)):
+    """The browser console's errors, less those a test caused on purpose (failed reconnects while
+    the network or the server was down)."""
+    return [e["message"] for e in driver.get_log("browser")
+            if e["level"] == "SEVERE" and not any(x in e["message"] for x in expected)]
+

@@ -5,9 +5,9 @@ playing, track ended) and the live queue; the venues remembered; laid out for a 
 import os
 import re
 
-from conftest import REPO, screenshot, sign_up, unique, wait
+from conftest import REPO, by_label, screenshot, sign_up, unique, wait
 from selenium.webdriver.common.by import By
-from test_patron import named, press, queue, text_of, wait_queue
+from test_patron import press, queue, text_of, wait_queue
 
 PUBLIC = os.path.join(REPO, "Sources", "WebClient", "Public")
 PAGE_FILES = ["patron.html", "owner.html", "js/patron.js", "js/owner.js", "js/venue.js", "css/venue.css"]
@@ -31,14 +31,14 @@ def until(check, seconds=10):
 
 
 def register(d, name, lat="60.1", lon="19.94"):
-    named(d, "Venue name").send_keys(name)
-    named(d, "Street address").send_keys("Storgatan 1")
-    named(d, "Postcode").send_keys("22100")
-    named(d, "City").send_keys("Mariehamn")
-    named(d, "Country").send_keys("Finland")
+    by_label(d, "Venue name").send_keys(name)
+    by_label(d, "Street address").send_keys("Storgatan 1")
+    by_label(d, "Postcode").send_keys("22100")
+    by_label(d, "City").send_keys("Mariehamn")
+    by_label(d, "Country").send_keys("Finland")
     if lat is not None:
-        named(d, "Latitude").send_keys(lat)
-        named(d, "Longitude").send_keys(lon)
+        by_label(d, "Latitude").send_keys(lat)
+        by_label(d, "Longitude").send_keys(lon)
     press(d, "Register the venue")
 
 
@@ -54,24 +54,24 @@ def playing(d):
 def test_owner_registers_sets_a_playlist_and_runs_the_jukebox(server, browser, client):
     d = browser()
     user = sign_up(d, server, page="/owner")
-    named(d, "Your venues")
+    by_label(d, "Your venues")
     name = f"Owner's Bar {unique('o')}"
 
     # A missing coordinate is named, next to its field.
     register(d, name, lat=None)
     wait(d).until(lambda d: "latitude" in d.find_element(By.CSS_SELECTOR, "#register .error").text)
-    assert named(d, "Latitude").get_attribute("aria-invalid") == "true"
-    named(d, "Latitude").send_keys("60,1")  # a decimal comma is fine
-    named(d, "Longitude").send_keys("19.94")
+    assert by_label(d, "Latitude").get_attribute("aria-invalid") == "true"
+    by_label(d, "Latitude").send_keys("60,1")  # a decimal comma is fine
+    by_label(d, "Longitude").send_keys("19.94")
     press(d, "Register the venue")
     vid = venue_id_of(d)
     wait(d).until(lambda d: text_of(d, "venue-name") == name)
-    link = named(d, f"{server.url}/patron?venue={vid}")
+    link = by_label(d, f"{server.url}/patron?venue={vid}")
     assert link.get_attribute("href") == f"{server.url}/patron?venue={vid}"
 
     # Paste a playlist: dash lines, a CSV line with a quoted comma, a comment, a repeat.
-    named(d, "Playlist name").send_keys("Friday")
-    named(d, "Songs, one per line").send_keys(
+    by_label(d, "Playlist name").send_keys("Friday")
+    by_label(d, "Songs, one per line").send_keys(
         "Song One — Band A\nSong Two - Band B\nspotify:track:3,\"Song, Three\",Band C,explicit\n\n# a comment\nSong One — Band A\n")
     wait(d).until(lambda d: "3 songs ready; 1 repeated line left out." in text_of(d, "pl-preview"))
     press(d, "Put this playlist on")
@@ -102,14 +102,14 @@ def test_owner_registers_sets_a_playlist_and_runs_the_jukebox(server, browser, c
     wait(d).until(lambda d: "already the venue's" in d.find_element(By.CSS_SELECTOR, "#playlist .error").text)
 
     # The explicit switch.
-    switch = named(d, "Allow explicit lyrics in requests")
+    switch = by_label(d, "Allow explicit lyrics in requests")
     assert switch.is_selected()
     press(d, "Allow explicit lyrics in requests")
     until(lambda: settings_of(guest, vid)["explicitAllowed"] is False)
-    wait(d).until(lambda d: named(d, "Allow explicit lyrics in requests").is_selected() is False and named(d, "Allow explicit lyrics in requests").is_enabled())
+    wait(d).until(lambda d: by_label(d, "Allow explicit lyrics in requests").is_selected() is False and by_label(d, "Allow explicit lyrics in requests").is_enabled())
 
     # The house rules: a value out of range is named by its label; then saved.
-    votes = named(d, "Votes per guest per hour")
+    votes = by_label(d, "Votes per guest per hour")
     votes.clear()
     votes.send_keys("0")
     press(d, "Save the rules")
@@ -117,7 +117,7 @@ def test_owner_registers_sets_a_playlist_and_runs_the_jukebox(server, browser, c
     assert votes.get_attribute("aria-invalid") == "true"
     votes.clear()
     votes.send_keys("5")
-    norepeat = named(d, "Don't replay a song within (hours; 0: no limit)")
+    norepeat = by_label(d, "Don't replay a song within (hours; 0: no limit)")
     norepeat.clear()
     norepeat.send_keys("3")
     press(d, "Fair mode: guests with fewer waiting requests go first in ties")
@@ -142,10 +142,10 @@ def test_owner_registers_sets_a_playlist_and_runs_the_jukebox(server, browser, c
 
     # The venue is remembered on this device.
     press(d, "← All my venues")
-    mine = named(d, "Your venues")
+    mine = by_label(d, "Your venues")
     wait(d).until(lambda d: name in mine.text)
     d.refresh()
-    wait(d).until(lambda d: name in named(d, "Your venues").text)
+    wait(d).until(lambda d: name in by_label(d, "Your venues").text)
     press(d, name)
     wait_queue(d, [("Song, Three", 0), ("Song One", 0)])
     assert user in text_of(d, "account")
@@ -158,19 +158,19 @@ def test_a_playlist_from_a_file_and_a_venue_opened_by_its_code(server, browser, 
                                           "country": "NO", "lat": 59.9, "lon": 10.7})["venue"]
     d = browser()
     d.get(server.url + "/owner")
-    named(d, "Username or email").send_keys(password_user)
+    by_label(d, "Username or email").send_keys(password_user)
     d.find_element(By.ID, "login-password").send_keys("secret123")
     press(d, "Log in")
-    named(d, "Venue code or guest link").send_keys(f"{server.url}/patron?venue={venue['id']}")
+    by_label(d, "Venue code or guest link").send_keys(f"{server.url}/patron?venue={venue['id']}")
     press(d, "Open")
     wait(d).until(lambda d: text_of(d, "venue-name") == "Kept Elsewhere")
     wait(d).until(lambda d: "No playlist yet" in text_of(d, "queue-empty"))
 
     csv = tmp_path / "late-night.csv"
     csv.write_text("uri,title,artist\nspotify:track:a1,Night Drive,Neon\nspotify:track:a2,\"Slow, Slower\",Tide\n", encoding="utf-8")
-    named(d, "Or load a .txt or .csv file").send_keys(str(csv))
+    by_label(d, "Or load a .txt or .csv file").send_keys(str(csv))
     wait(d).until(lambda d: "2 songs ready." in text_of(d, "pl-preview"))
-    assert named(d, "Playlist name").get_attribute("value") == "late-night"
+    assert by_label(d, "Playlist name").get_attribute("value") == "late-night"
     press(d, "Put this playlist on")
     wait_queue(d, [("Night Drive", 0), ("Slow, Slower", 0)])
     assert [t["track"]["uri"] for t in owner.call("venue.playlist.get", {"venue": venue["id"]})["playlist"]["tracks"]] == \
@@ -180,13 +180,13 @@ def test_a_playlist_from_a_file_and_a_venue_opened_by_its_code(server, browser, 
 def test_the_owner_page_is_laid_out_for_a_phone(server, browser, client):
     d = browser()
     sign_up(d, server, page="/owner")
-    named(d, "Register the venue")
+    by_label(d, "Register the venue")
     assert d.execute_script("return document.documentElement.scrollWidth") <= 412
     screenshot(d, "owner-venues")
     register(d, "The Crown & Anchor")
     vid = venue_id_of(d)
-    named(d, "Playlist name").send_keys("Friday night")
-    named(d, "Songs, one per line").send_keys("\n".join([
+    by_label(d, "Playlist name").send_keys("Friday night")
+    by_label(d, "Songs, one per line").send_keys("\n".join([
         "Mr. Brightside — The Killers", "Dancing Queen — ABBA", "Wonderwall — Oasis", "Sweet Caroline — Neil Diamond",
         "Bohemian Rhapsody — Queen", "Don't Stop Me Now — Queen"]))
     press(d, "Put this playlist on")

@@ -3,11 +3,9 @@
 titles shown as text, laid out for a phone."""
 
 import random
-import socket
-import threading
 import time
 
-from conftest import screenshot, sign_up, unique, wait
+from conftest import Relay, by_label, screenshot, sign_up, unique, wait
 from selenium.common.exceptions import NoAlertPresentException
 from selenium.webdriver.common.by import By
 
@@ -15,36 +13,10 @@ QUEUE_JS = """return [...document.querySelectorAll('ol[aria-label="Queue"] > li'
   [li.querySelector('.name').textContent, Number(li.querySelector('.count').textContent)])"""
 
 
-CANDIDATES_JS = """
-const fold = (t) => (t || '').replace(/\\s+/g, ' ').trim().toLowerCase();
-const want = fold(arguments[0]);
-return [...document.querySelectorAll('button, a, input, select, textarea, [role], ul, ol, section, nav, [aria-label]')].filter(e => {
-  const ids = (e.getAttribute('aria-labelledby') || '').split(/\\s+/).filter(Boolean);
-  const text = [e.getAttribute('aria-label'), e.textContent, ...[...(e.labels || [])].map(l => l.textContent),
-                ...ids.map(id => document.getElementById(id)?.textContent)].map(fold).join(' | ');
-  return text.includes(want);
-});"""
-
-
-def named(d, label, seconds=10):
-    """As conftest's by_label (the displayed element whose accessible name, as Chromium computes
-    it, is `label`), asking Chromium only about the elements whose text holds `label`: quick on
-    pages with many controls."""
-    def find(d):
-        for e in d.execute_script(CANDIDATES_JS, label):
-            try:
-                if e.is_displayed() and e.accessible_name == label:
-                    return e
-            except Exception:
-                continue
-        return False
-    return wait(d, seconds).until(find, f"nothing named {label!r} appeared")
-
-
 def press(d, label):
     """Clicks the control named `label`, scrolled to the middle of the screen first (clear of the
     sticky header and the status toast, as a person would see it)."""
-    e = named(d, label)
+    e = by_label(d, label)
     d.execute_script("arguments[0].scrollIntoView({block: 'center'})", e)
     e.click()
     return e
@@ -89,7 +61,7 @@ def test_patron_checks_in_votes_unvotes_requests_and_sees_who_voted(server, brow
     # Straight into the venue from its QR code's address.
     wait(d).until(lambda d: text_of(d, "venue-name") == venue["name"])
     wait_queue(d, [("Song A", 0), ("Song B", 0), ("Song C", 0)])
-    assert named(d, "Connection").text == "Live"
+    assert by_label(d, "Connection").text == "Live"
 
     press(d, "Check in")
     wait(d).until(lambda d: text_of(d, "checked-in") == "1 person checked in")
@@ -97,7 +69,7 @@ def test_patron_checks_in_votes_unvotes_requests_and_sees_who_voted(server, brow
 
     press(d, "Vote for Song C")
     wait_queue(d, [("Song C", 1), ("Song A", 0), ("Song B", 0)])
-    named(d, "Remove my vote for Song C")
+    by_label(d, "Remove my vote for Song C")
     # The row moved up with the button still focused (a keyboard user goes on from there).
     assert d.switch_to.active_element.accessible_name == "Remove my vote for Song C"
     wait(d).until(lambda d: "You voted for Song C. It is up next, with 1 vote." in text_of(d, "announcer"))
@@ -119,27 +91,27 @@ def test_patron_checks_in_votes_unvotes_requests_and_sees_who_voted(server, brow
 
     press(d, "Remove my vote for Song C")
     wait_queue(d, [("Song B", 2), ("Song A", 0), ("Song C", 0)])
-    named(d, "Vote for Song C")
+    by_label(d, "Vote for Song C")
 
     # A request: a new track enters with the requester's vote.
-    named(d, "Title").send_keys("Brand New")
-    named(d, "Artist").send_keys("The Testers")
+    by_label(d, "Title").send_keys("Brand New")
+    by_label(d, "Artist").send_keys("The Testers")
     press(d, "Request")
     wait_queue(d, [("Song B", 2), ("Brand New", 1), ("Song A", 0), ("Song C", 0)])
-    named(d, "Remove my vote for Brand New")
+    by_label(d, "Remove my vote for Brand New")
     tracks = other.call("venue.playlist.get", {"venue": venue["id"]})["playlist"]["tracks"]
     assert [t["track"]["uri"] for t in tracks][1] == "request:brand new-the testers"
-    assert named(d, "Title").get_attribute("value") == ""
+    assert by_label(d, "Title").get_attribute("value") == ""
 
     # Requesting a song already queued is a vote for it (the page finds it by title).
-    named(d, "Title").send_keys("song a")
+    by_label(d, "Title").send_keys("song a")
     press(d, "Request")
     wait_queue(d, [("Song B", 2), ("Song A", 1), ("Brand New", 1), ("Song C", 0)])  # a tie: Song A entered first
 
     # A refusal is shown as text: the venue does not take explicit songs.
     owner.call("venue.explicit.set", {"venue": venue["id"], "allowed": False})
     wait(d).until(lambda d: d.find_element(By.ID, "explicit-hint").is_displayed())
-    named(d, "Title").send_keys("Rude Song")
+    by_label(d, "Title").send_keys("Rude Song")
     press(d, "Explicit lyrics")
     press(d, "Request")
     wait(d).until(lambda d: "explicit lyrics, which this venue does not allow" in d.find_element(By.CSS_SELECTOR, "#request .error").text)
@@ -149,11 +121,11 @@ def test_patron_checks_in_votes_unvotes_requests_and_sees_who_voted(server, brow
     owner.call("venue.settings.set", {"venue": venue["id"], "noRepeatHours": 3})
     owner.call("venue.track.ended", {"venue": venue["id"], "track": "t:Song B"})
     wait_queue(d, [("Song A", 1), ("Brand New", 1), ("Song C", 0)])
-    named(d, "Explicit lyrics").click()  # off again
-    title = named(d, "Title")
+    by_label(d, "Explicit lyrics").click()  # off again
+    title = by_label(d, "Title")
     title.clear()
     title.send_keys("Song B")
-    named(d, "Link or track id (optional)").send_keys("t:Song B")
+    by_label(d, "Link or track id (optional)").send_keys("t:Song B")
     press(d, "Request")
     wait(d).until(lambda d: d.find_element(By.CSS_SELECTOR, "#request .error").text
                   == "Played recently: this venue does not repeat a track within 3 hours of playing it")
@@ -162,7 +134,7 @@ def test_patron_checks_in_votes_unvotes_requests_and_sees_who_voted(server, brow
     press(d, "Vote for Song C")
     wait(d).until(lambda d: "You have used this venue's votes and requests for the hour. Try again in 60 minutes."
                   in text_of(d, "queue-error"))
-    named(d, "Vote for Song C")
+    by_label(d, "Vote for Song C")
     assert name in text_of(d, "account")
 
 
@@ -180,9 +152,9 @@ def test_two_patrons_see_each_others_votes_live(server, browser, client):
     press(b, "Vote for Three")
     wait_queue(a, [("Three", 2), ("Two", 1), ("One", 0)])
     # Each page knows only its own votes.
-    named(a, "Remove my vote for Three")
-    named(a, "Vote for Two")
-    named(b, "Remove my vote for Two")
+    by_label(a, "Remove my vote for Three")
+    by_label(a, "Vote for Two")
+    by_label(b, "Remove my vote for Two")
     press(a, "Check in")
     press(b, "Check in")
     wait(a).until(lambda d: text_of(d, "checked-in") == "2 people checked in")
@@ -204,9 +176,9 @@ def test_the_page_catches_up_by_itself_after_a_server_restart(server, browser, c
     voter.call("venue.vote", {"venue": venue["id"], "track": "t:Second"})
 
     wait_queue(d, [("Second", 2), ("First", 1)], seconds=20)
-    wait(d, 20).until(lambda d: named(d, "Connection").text == "Live")
+    wait(d, 20).until(lambda d: by_label(d, "Connection").text == "Live")
     # The page still knows which vote is the user's, and still takes votes.
-    named(d, "Remove my vote for Second")
+    by_label(d, "Remove my vote for Second")
     press(d, "Vote for First")
     wait_queue(d, [("First", 2), ("Second", 2)])
     # ...and still gets the others' changes live, on the new connection.
@@ -221,88 +193,25 @@ def test_the_page_catches_up_by_itself_after_a_server_restart(server, browser, c
     assert all("ERR_CONNECTION_REFUSED" in m or "1001" in m for m in logged), logged
 
 
-class Proxy:
-    """A TCP relay in front of the server: the page loaded through it connects its WebSocket
-    through it too, so `drop()` cuts the page's network (the server and its rooms stay up)."""
-
-    def __init__(self, target_port):
-        self.target = target_port
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self.listener.getsockname()[1]
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.refuse = False
-        self.open = []
-        self.lock = threading.Lock()
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self):
-        while True:
-            try:
-                down, _ = self.listener.accept()
-            except OSError:
-                return
-            if self.refuse:
-                down.close()
-                continue
-            try:
-                up = socket.create_connection(("127.0.0.1", self.target))
-            except OSError:
-                down.close()
-                continue
-            with self.lock:
-                self.open += [down, up]
-            for a, b in ((down, up), (up, down)):
-                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
-
-    @staticmethod
-    def _pipe(a, b):
-        try:
-            while data := a.recv(65536):
-                b.sendall(data)
-        except OSError:
-            pass
-        finally:
-            for s in (a, b):
-                try:
-                    s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
-                s.close()
-
-    def drop(self):
-        with self.lock:
-            for s in self.open:
-                try:
-                    s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
-            self.open = []
-
-    def close(self):
-        self.listener.close()
-        self.drop()
-
-
 def test_the_page_catches_up_by_itself_after_a_network_drop(server, browser, client):
     _, venue = make_venue(client, titles=("Left", "Right"))
-    proxy = Proxy(server.port)
+    proxy = Relay(server.port)
     try:
         d = browser()
         sign_up(d, proxy, page=f"/patron?venue={venue['id']}")
         wait_queue(d, [("Left", 0), ("Right", 0)])
         d.execute_script("window.notReloaded = true")
         # The network goes: the page notices and retries; meanwhile others vote and request.
-        proxy.refuse = True
-        proxy.drop()
-        wait(d).until(lambda d: named(d, "Connection").text.startswith("Reconnecting"))
+        proxy.cut()
+        wait(d).until(lambda d: by_label(d, "Connection").text.startswith("Reconnecting"))
         voter = guest(client)
         voter.call("venue.vote", {"venue": venue["id"], "track": "t:Right"})
         voter.call("venue.request", {"venue": venue["id"], "track": {"uri": "t:Missed", "title": "Missed", "artist": "Band"}})
         time.sleep(0.3)
         assert queue(d) == [("Left", 0), ("Right", 0)]  # still offline: nothing new
         # It comes back: the page recovers what it missed (same room epoch: the missed pushes).
-        proxy.refuse = False
-        wait(d, 20).until(lambda d: named(d, "Connection").text == "Live")
+        proxy.restore()
+        wait(d, 20).until(lambda d: by_label(d, "Connection").text == "Live")
         wait_queue(d, [("Right", 1), ("Missed", 1), ("Left", 0)])
         wait(d).until(lambda d: "Back online" in text_of(d, "announcer"))
         # Live again: the next vote arrives as it happens.
@@ -326,7 +235,7 @@ def test_a_track_title_is_shown_as_text(server, browser, client):
     press(d, f"Vote for {evil}")
     wait(d).until(lambda d: evil in text_of(d, "up-next"))
     # A patron requests another such title.
-    named(d, "Title").send_keys('"><script>alert(2)</script>')
+    by_label(d, "Title").send_keys('"><script>alert(2)</script>')
     press(d, "Request")
     wait_queue(d, [(evil, 1), ('"><script>alert(2)</script>', 1), ("Plain", 0)])
     assert d.find_elements(By.TAG_NAME, "img") == []
@@ -345,9 +254,9 @@ def test_find_a_venue_by_search_and_near_me(server, browser, client):
     _, far = make_venue(client, name=f"{label} Far Away Inn", lat=lat + 1, lon=lon)
     d = browser()
     sign_up(d, server, page="/patron")
-    named(d, "Search venues").send_keys(label.lower())
+    by_label(d, "Search venues").send_keys(label.lower())
     press(d, "Search")
-    results = named(d, "Venues found")
+    results = by_label(d, "Venues found")
     wait(d).until(lambda d: len(results.find_elements(By.TAG_NAME, "li")) == 2)
     assert "2 venues found" in text_of(d, "results-status")
 
@@ -363,11 +272,11 @@ def test_find_a_venue_by_search_and_near_me(server, browser, client):
     wait_queue(d, [("Song A", 0), ("Song B", 0), ("Song C", 0)])
     # Back: the search again.
     d.back()
-    named(d, "Venues near me")
+    by_label(d, "Venues near me")
     # An unknown venue's code: said so, and the search offered.
     d.get(server.url + "/patron?venue=vnope000000")
     wait(d).until(lambda d: "does not exist" in text_of(d, "page-error"))
-    named(d, "Search venues")
+    by_label(d, "Search venues")
 
 
 def test_the_page_is_laid_out_for_a_phone(server, browser, client):
@@ -383,13 +292,13 @@ def test_the_page_is_laid_out_for_a_phone(server, browser, client):
     d = browser()
     # From the table's QR code, not signed in yet.
     d.get(server.url + f"/patron?venue={venue['id']}")
-    named(d, "Sign up")
+    by_label(d, "Sign up")
     assert d.execute_script("return document.documentElement.scrollWidth") <= 412
     screenshot(d, "patron-signin")
     sign_up(d, server, page=f"/patron?venue={venue['id']}")
     wait(d).until(lambda d: len(queue(d)) == 6)
     press(d, "Vote for Wonderwall")
-    named(d, "Remove my vote for Wonderwall")
+    by_label(d, "Remove my vote for Wonderwall")
     press(d, "Who voted for Dancing Queen")
     wait(d).until(lambda d: "Voted by" in d.find_element(By.CSS_SELECTOR, 'li[data-uri="t:Dancing Queen"] .voters').text)
     assert d.execute_script("return window.innerWidth") == 412

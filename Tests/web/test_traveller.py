@@ -7,16 +7,13 @@ import math
 import os
 import re
 import shutil
-import socket
 import stat
 import tempfile
-import threading
 import time
 
 import pytest
-from conftest import REPO, Client, Server, by_label, free_port, screenshot, sign_up, unique, wait
+from conftest import REPO, Client, Relay, Server, by_label, console_errors, free_port, screenshot, sign_up, unique, wait
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support import expected_conditions as EC
 
 PUBLIC = os.path.join(REPO, "Sources", "WebClient", "Public")
 FILES = ["traveller.html", "js/traveller.js", "css/traveller.css"]
@@ -79,7 +76,8 @@ def wait_map_reports(d, n):
 
 def bodies(d):
     """The reports' bodies, in list order."""
-    return [e.text for e in d.find_elements(By.CSS_SELECTOR, "#reports > li .text")]
+    # Read in one script: the list may be redrawn between two WebDriver calls.
+    return d.execute_script("return [...document.querySelectorAll('#reports > li .text')].map(e => e.innerText)")
 
 
 def card(d, body):
@@ -478,71 +476,9 @@ def test_the_page_fits_a_phone(server, browser, client):
     assert unnamed == []
 
 
-class CuttableProxy:
-    """A TCP relay to the server that a test can cut: the page's connection drops and new ones are
-    refused until `restore()`, while the server (and its rooms' history) runs on."""
-
-    def __init__(self, port):
-        self.target = port
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
-        self.open = True
-        self.pairs = []
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self):
-        while True:
-            try:
-                conn, _ = self.listener.accept()
-            except OSError:
-                return
-            if not self.open:
-                conn.close()
-                continue
-            upstream = socket.create_connection(("127.0.0.1", self.target))
-            self.pairs.append((conn, upstream))
-            for a, b in ((conn, upstream), (upstream, conn)):
-                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
-
-    @staticmethod
-    def _pump(a, b):
-        try:
-            while data := a.recv(65536):
-                b.sendall(data)
-        except OSError:
-            pass
-        for s in (a, b):
-            try:
-                s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-
-    def cut(self):
-        self.open = False
-        for pair in self.pairs:
-            for s in pair:
-                try:
-                    s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
-        self.pairs = []
-
-    def restore(self):
-        self.open = True
-
-    def close(self):
-        self.cut()
-        self.listener.close()
-
-
-def drop_connection_errors(d):
-    """The console's errors, less the failed reconnects a test caused on purpose."""
-    return [e["message"] for e in d.get_log("browser") if e["level"] == "SEVERE" and "WebSocket connection to" not in e["message"]]
-
-
 def test_the_page_catches_up_after_its_connection_drops(server, browser, client):
     r = Route(10)
-    proxy = CuttableProxy(server.port)
+    proxy = Relay(server.port)
     try:
         d = browser()
         sign_up(d, proxy, "/traveller")
@@ -571,7 +507,7 @@ def test_the_page_catches_up_after_its_connection_drops(server, browser, client)
         after = post(kim, f"After the drop {unique('r')}", r.near_start)
         card(d, after["body"])
         wait_map_reports(d, 3)
-        assert drop_connection_errors(d) == []
+        assert console_errors(d) == []
     finally:
         proxy.close()
 
@@ -602,4 +538,4 @@ def test_the_page_catches_up_after_the_server_restarts(server, browser, client):
     post(client(unique("jo")), later, r.near_start)
     card(d, later)
     wait_map_reports(d, 3)
-    assert drop_connection_errors(d) == []
+    assert console_errors(d) == []

@@ -7,6 +7,7 @@ Run through scripts/test-web.sh (it installs chromium, chromium-driver, selenium
 import itertools
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -342,3 +343,32 @@ def console_errors(driver, expected=("WebSocket connection to",)):
     return [e["message"] for e in driver.get_log("browser")
             if e["level"] == "SEVERE" and not any(x in e["message"] for x in expected)]
 
+
+def text_of(driver, element_id):
+    """The element's text, as shown."""
+    return driver.find_element(By.ID, element_id).text
+
+
+def wait_text(driver, element_id, needle, seconds=10):
+    """Waits until the element's text holds `needle` (a string or a compiled regex); returns the text."""
+    def holds(d):
+        t = text_of(d, element_id)
+        return (needle.search(t) if isinstance(needle, re.Pattern) else needle in t) and t
+    return wait(driver, seconds).until(holds, f"{needle!r} never appeared in #{element_id}")
+
+
+def log_in(driver, server, username, page="/"):
+    """Opens `page` (None: stays on the page open) and logs `username` in there (the password
+    sign_up and Client.signup give); returns once the account panel names the user."""
+    if page is not None:
+        driver.get(server.url + page)
+    by_label(driver, "Username or email").send_keys(username)
+    driver.find_element(By.ID, "login-password").send_keys("secret123")
+    by_label(driver, "Log in").click()
+    wait(driver).until(EC.text_to_be_present_in_element((By.ID, "account"), username))
+
+
+def screenshot_from_top(driver, name):
+    """screenshot(), the page scrolled back to its top first (as it opens)."""
+    driver.execute_script("window.scrollTo(0, 0)")
+    screenshot(driver, name)

@@ -143,6 +143,17 @@ async function reconnect(t, env, { code = 1006, reason = "", auth = null } = {})
   return env.ws;
 }
 
+/** The retry after a drop, due at once (Math.random mocked to 0): the new socket opens, auth is
+ * sent alone first, and is answered with ALICE. */
+async function retryWithAuth(t, env) {
+  t.mock.timers.tick(0);
+  env.ws.accept();
+  await flush();
+  assert.deepEqual(env.ws.ops(), ["auth"]);
+  env.ws.reply(env.ws.sent[0].id, { user: ALICE });
+  await flush();
+}
+
 // ---- errors
 
 describe("HubbubError", () => {
@@ -486,12 +497,7 @@ describe("the kept token", () => {
     env.ws.drop();
     await flush();
     const queued = env.hub.request("venue.vote", { venue: "v1", track: "t" });
-    t.mock.timers.tick(0);
-    env.ws.accept();
-    await flush();
-    assert.deepEqual(env.ws.ops(), ["auth"]);
-    env.ws.reply(env.ws.sent[0].id, { user: ALICE });
-    await flush();
+    await retryWithAuth(t, env);
     assert.deepEqual(env.ws.ops(), ["auth", "venue.vote", "subscribe"]);
     assert.equal(env.users.length, 1, "the same user again: no second user event");
     env.ws.reply(env.ws.sent[1].id, {});
@@ -804,12 +810,7 @@ describe("rooms", () => {
     env.ws.drop();
     await flush();
     const room = env.hub.subscribe("venue:v1");
-    t.mock.timers.tick(0);
-    env.ws.accept();
-    await flush();
-    assert.deepEqual(env.ws.ops(), ["auth"]);
-    env.ws.reply(env.ws.sent[0].id, { user: ALICE });
-    await flush();
+    await retryWithAuth(t, env);
     assert.deepEqual(env.ws.ops(), ["auth", "subscribe"]);
     assert.deepEqual(env.ws.sent[1].args, { room: "venue:v1" });
     env.ws.reply(env.ws.sent[1].id, { room: "venue:v1", seq: 0, epoch: "e1", snapshot: SNAP });

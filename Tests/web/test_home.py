@@ -3,7 +3,7 @@ and log-in through the account panel, the token kept across a reload."""
 
 import urllib.request
 
-from conftest import by_label, screenshot, sign_up, wait
+from conftest import by_label, log_in, screenshot, sign_up, wait
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 
@@ -32,10 +32,7 @@ def test_sign_up_log_out_and_in_and_stay_signed_in_across_a_reload(server, brows
     d.refresh()
     wait(d).until(EC.text_to_be_present_in_element((By.ID, "account"), name))
     by_label(d, "Log out").click()
-    by_label(d, "Username or email").send_keys(name)
-    d.find_element(By.ID, "login-password").send_keys("secret123")
-    by_label(d, "Log in").click()
-    wait(d).until(EC.text_to_be_present_in_element((By.ID, "account"), name))
+    log_in(d, server, name, page=None)
 
 
 def test_a_refused_sign_up_names_the_field(server, browser):

@@ -5,9 +5,9 @@ playing, track ended) and the live queue; the venues remembered; laid out for a 
 import os
 import re
 
-from conftest import REPO, by_label, screenshot, sign_up, unique, wait
+from conftest import REPO, by_label, log_in, screenshot, screenshot_from_top, sign_up, text_of, unique, wait
 from selenium.webdriver.common.by import By
-from test_patron import press, queue, text_of, wait_queue
+from test_patron import press, queue, wait_queue
 
 PUBLIC = os.path.join(REPO, "Sources", "WebClient", "Public")
 PAGE_FILES = ["patron.html", "owner.html", "js/patron.js", "js/owner.js", "js/venue.js", "css/venue.css"]
@@ -157,10 +157,7 @@ def test_a_playlist_from_a_file_and_a_venue_opened_by_its_code(server, browser, 
     venue = owner.call("venue.register", {"name": "Kept Elsewhere", "address": "Main St 2", "postcode": "1000", "city": "Oslo",
                                           "country": "NO", "lat": 59.9, "lon": 10.7})["venue"]
     d = browser()
-    d.get(server.url + "/owner")
-    by_label(d, "Username or email").send_keys(password_user)
-    d.find_element(By.ID, "login-password").send_keys("secret123")
-    press(d, "Log in")
+    log_in(d, server, password_user, "/owner")
     by_label(d, "Venue code or guest link").send_keys(f"{server.url}/patron?venue={venue['id']}")
     press(d, "Open")
     wait(d).until(lambda d: text_of(d, "venue-name") == "Kept Elsewhere")
@@ -203,8 +200,7 @@ def test_the_owner_page_is_laid_out_for_a_phone(server, browser, client):
     wait(d).until(lambda d: playing(d) == ["Wonderwall"])
     assert d.execute_script("return window.innerWidth") == 412
     assert d.execute_script("return document.documentElement.scrollWidth") <= 412
-    d.execute_script("window.scrollTo(0, 0)")
-    screenshot(d, "owner")
+    screenshot_from_top(d, "owner")
 
 
 def test_the_venue_pages_build_no_html_from_strings_and_run_no_inline_code():

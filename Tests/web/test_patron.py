@@ -5,7 +5,7 @@ titles shown as text, laid out for a phone."""
 import random
 import time
 
-from conftest import Relay, by_label, screenshot, sign_up, unique, wait
+from conftest import Relay, by_label, screenshot, screenshot_from_top, sign_up, text_of, unique, wait
 from selenium.common.exceptions import NoAlertPresentException
 from selenium.webdriver.common.by import By
 
@@ -33,10 +33,6 @@ def wait_queue(d, expected, seconds=10):
         wait(d, seconds).until(lambda d: queue(d) == expected)
     except Exception:
         raise AssertionError(f"the queue shows {queue(d)}, expected {expected}")
-
-
-def text_of(d, element_id):
-    return d.find_element(By.ID, element_id).text
 
 
 def make_venue(client, titles=("Song A", "Song B", "Song C"), lat=60.1, lon=19.94, name=None):
@@ -306,5 +302,4 @@ def test_the_page_is_laid_out_for_a_phone(server, browser, client):
     # Every button can be reached with the keyboard and says what it does.
     names = d.execute_script("return [...document.querySelectorAll('button')].filter(b => b.offsetParent).map(b => b.tabIndex)")
     assert all(t >= 0 for t in names)
-    d.execute_script("window.scrollTo(0, 0)")
-    screenshot(d, "patron")
+    screenshot_from_top(d, "patron")

@@ -13,11 +13,10 @@ import re
 import time
 from zoneinfo import ZoneInfo
 
-from conftest import REPO, by_label, screenshot, sign_up, unique, wait
+from conftest import REPO, by_label, log_in, screenshot, screenshot_from_top, sign_up, text_of, unique, wait, wait_text
 from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
-from selenium.webdriver.support import expected_conditions as EC
 
 PUBLIC = os.path.join(REPO, "Sources", "WebClient", "Public")
 _places = itertools.count(0)
@@ -141,24 +140,20 @@ def sent(d, op):
     return [m["args"] for m in map(json.loads, d.execute_script("return window.spySent")) if m.get("op") == op]
 
 
-def log_in(d, server, username, page="/tonight"):
-    d.get(server.url + page)
-    by_label(d, "Username or email").send_keys(username)
-    d.find_element(By.ID, "login-password").send_keys("secret123")
-    press(d, "Log in")
-    wait(d).until(EC.text_to_be_present_in_element((By.ID, "account"), username))
+def signed_in(server, browser, client, world=None):
+    """`world` (else a new World) with its feed in, and a page on /tonight signed in as its user:
+    (world, page)."""
+    world = world if world is not None else World(server)
+    world.ingest()
+    d = browser()
+    log_in(d, server, world.user(client), "/tonight")
+    return world, d
 
 
-def text_of(d, element_id):
-    return d.find_element(By.ID, element_id).text
-
-
-def wait_text(d, element_id, needle, seconds=10):
-    """Waits until the element's text holds `needle` (a string or a compiled regex)."""
-    def holds(d):
-        t = text_of(d, element_id)
-        return (needle.search(t) if isinstance(needle, re.Pattern) else needle in t) and t
-    return wait(d, seconds).until(holds, f"{needle!r} never appeared in #{element_id}")
+def follow(d, world):
+    """Follows the favourite's show tonight; returns once it is in the plans."""
+    press(d, f"Follow {world.e1_name}")
+    wait_text(d, "plans-list", world.e1_name)
 
 
 def wait_gone(d, element_id, needle, seconds=10):
@@ -298,7 +293,7 @@ def test_a_late_answer_to_an_earlier_key_stroke_is_dropped(server, browser, clie
     world.ingest()
     d = browser()
     spy(d)
-    log_in(d, server, world.user(client, favourite=False))
+    log_in(d, server, world.user(client, favourite=False), "/tonight")
     d.execute_script("""let k = 0;
         window.spyDelay = (data) => data.includes('"artists":[') ? Math.max(0, 2000 - 100 * k++) : 0;""")
     query = f"bjork tribute {world.tag}"
@@ -317,7 +312,7 @@ def test_tonight_shows_the_reason_and_a_suggestion_arrives_live(server, browser,
     world.ingest(with_events=False)
     name = world.user(client)
     d = browser()
-    log_in(d, server, name)
+    log_in(d, server, name, "/tonight")
     wait_text(d, "tonight-empty", "No shows picked for you tonight so far.")
 
     world.ingest()  # the favourite's show tonight is announced now
@@ -336,10 +331,7 @@ def test_tonight_shows_the_reason_and_a_suggestion_arrives_live(server, browser,
 
 
 def test_follow_puts_the_show_in_the_plans(server, browser, client):
-    world = World(server)
-    world.ingest()
-    d = browser()
-    log_in(d, server, world.user(client))
+    world, d = signed_in(server, browser, client)
     wait_text(d, "tonight-list", world.e1_name)
     assert world.e1_name not in text_of(d, "plans-list")
     press(d, f"Follow {world.e1_name}", Keys.ENTER)
@@ -356,13 +348,8 @@ def test_follow_puts_the_show_in_the_plans(server, browser, client):
 
 
 def test_a_moved_start_is_notified_with_the_previous_time(server, browser, client):
-    world = World(server)
-    world.ingest()
-    name = world.user(client)
-    d = browser()
-    log_in(d, server, name)
-    press(d, f"Follow {world.e1_name}")
-    wait_text(d, "plans-list", world.e1_name)
+    world, d = signed_in(server, browser, client)
+    follow(d, world)
 
     later = world.e1_start + datetime.timedelta(minutes=30)
     world.ingest(e1_start=later)
@@ -382,7 +369,7 @@ def test_not_interested_removes_a_card_from_explore(server, browser, client):
     name = world.user(client)
     world.recommend_b()
     d = browser()
-    log_in(d, server, name)
+    log_in(d, server, name, "/tonight")
     wait_text(d, "explore-list", world.e2_name)
     assert f"Similar to {world.a_name} · 80% match" in card(d, "explore-list", world.e2_name).text
     press(d, f"Not interested in {world.e2_name}")
@@ -401,7 +388,7 @@ def test_the_event_room_shows_the_operators_live_updates(server, browser, client
     world.ingest()
     d = browser()
     spy(d)
-    log_in(d, server, world.user(client))
+    log_in(d, server, world.user(client), "/tonight")
     press(d, f"Open {world.e1_name}")
     wait_text(d, "event-title", world.e1_name)
     wait_text(d, "live", "No live updates yet")
@@ -439,7 +426,7 @@ def test_names_from_the_feed_stay_text(server, browser, client):
     world = World(server, a_name=f"{evil} {unique('x')}", e1_name=f"<script>alert(2)</script><b>{evil}</b>", e1_url="javascript:alert(3)")
     world.ingest(with_events=False)
     d = browser()
-    log_in(d, server, world.user(client))
+    log_in(d, server, world.user(client), "/tonight")
     world.ingest()
     wait_text(d, "tonight-list", world.e1_name)
     assert f"Your favourite: {world.a_name}" in text_of(d, "tonight-list")
@@ -456,13 +443,8 @@ def test_names_from_the_feed_stay_text(server, browser, client):
 
 
 def test_notifications_catch_up_after_a_restart_and_a_reload(server, browser, client):
-    world = World(server)
-    world.ingest()
-    name = world.user(client)
-    d = browser()
-    log_in(d, server, name)
-    press(d, f"Follow {world.e1_name}")
-    wait_text(d, "plans-list", world.e1_name)
+    world, d = signed_in(server, browser, client)
+    follow(d, world)
 
     # The server restarts; the feed moves the show at once, maybe before the page is back.
     server.restart()
@@ -488,11 +470,8 @@ def test_notifications_catch_up_after_a_restart_and_a_reload(server, browser, cl
 def test_a_reminder_comes_before_a_followed_show(server, browser, client):
     world = World(server)
     world.e1_start = datetime.datetime.now(ZoneInfo(world.zone)).replace(second=0, microsecond=0) + datetime.timedelta(minutes=31)
-    world.ingest()
-    d = browser()
-    log_in(d, server, world.user(client))
-    press(d, f"Follow {world.e1_name}")
-    wait_text(d, "plans-list", world.e1_name)
+    world, d = signed_in(server, browser, client, world)
+    follow(d, world)
     # Less than the reminder's hour is left: it comes at the server's next look at the clock (30 s).
     note = wait_text(d, "notification-list", re.compile(r"Reminder\s+" + re.escape(world.e1_name) + r" starts in (29|30|31) min at La Riviera"), seconds=45)
     assert f"({world.e1_start:%H:%M})" in note
@@ -505,7 +484,7 @@ def test_use_my_location(server, browser, client):
     d = browser()
     d.execute_cdp_cmd("Browser.grantPermissions", {"origin": server.url, "permissions": ["geolocation"]})
     d.execute_cdp_cmd("Emulation.setGeolocationOverride", {"latitude": world.lat + 0.02, "longitude": world.lon, "accuracy": 10})
-    log_in(d, server, name)
+    log_in(d, server, name, "/tonight")
     press(d, "Use my location")
     wait(d).until(lambda d: abs(float(d.find_element(By.ID, "pref-lat").get_attribute("value") or 0) - (world.lat + 0.02)) < 1e-6)
     wait_text(d, "tonight-where", "within 10 km")
@@ -518,12 +497,11 @@ def test_the_page_at_phone_width(server, browser, client):
     name = world.user(client)
     world.recommend_b()
     d = browser()
-    log_in(d, server, name)
+    log_in(d, server, name, "/tonight")
     world.ingest(late_show=True)
     wait_text(d, "notification-list", world.e3_name)
     wait_text(d, "notification-list", re.compile(r"New show\s+" + re.escape(f"{world.a_name} announced a show near you: {world.e4_name}")))
-    press(d, f"Follow {world.e1_name}")
-    wait_text(d, "plans-list", world.e1_name)
+    follow(d, world)
     world.ingest(e1_start=world.e1_start + datetime.timedelta(minutes=30), late_show=True)
     wait_text(d, "notification-list", "Changed")
     wait_text(d, "explore-list", world.e2_name)
@@ -543,7 +521,6 @@ def test_the_page_at_phone_width(server, browser, client):
     small = d.execute_script("""return [...document.querySelectorAll('#app button, #app input:not([type=checkbox])')]
         .filter(b => b.offsetParent && b.getBoundingClientRect().height < 36).map(b => b.getAttribute('aria-label') || b.textContent)""")
     assert not small, small
-    d.execute_script("window.scrollTo(0, 0)")
-    screenshot(d, "tonight")
+    screenshot_from_top(d, "tonight")
     d.find_element(By.ID, "categories-summary").click()
     assert d.execute_script("return document.documentElement.scrollWidth") <= 412

@@ -12,7 +12,8 @@ import tempfile
 import time
 
 import pytest
-from conftest import REPO, Client, Relay, Server, by_label, console_errors, free_port, screenshot, sign_up, unique, wait
+from conftest import (REPO, Client, Relay, Server, by_label, console_errors, free_port, log_in, screenshot, screenshot_from_top, sign_up, unique,
+                      wait, wait_text)
 from selenium.webdriver.common.by import By
 
 PUBLIC = os.path.join(REPO, "Sources", "WebClient", "Public")
@@ -42,6 +43,13 @@ def meters(a, b):
 def first_words(body):
     """As traveller.js names a report's buttons: its first 5 words, at most 40 characters."""
     return " ".join(body.split()[:5])[:40].rstrip()
+
+
+def new_traveller(browser, server):
+    """A new browser on /traveller, with a new user signed up there."""
+    d = browser()
+    sign_up(d, server, "/traveller")
+    return d
 
 
 def open_route(d, route, label=None, width=None):
@@ -88,6 +96,11 @@ def card(d, body):
                 return li
         return False
     return wait(d).until(find, f"no report {body!r} in the list")
+
+
+def wait_card(d, body, text):
+    """Waits until the card of the report with this body says `text`."""
+    wait(d).until(lambda d: text in card(d, body).text, f"the card of {body!r} never said {text!r}")
 
 
 def markers(d):
@@ -143,7 +156,7 @@ def test_choose_a_route_by_coordinates_post_a_report_see_it_on_the_map_and_in_th
     d = browser()
     name = sign_up(d, server, "/traveller")
     assert by_label(d, "Connection").text == "Live"
-    wait(d).until(lambda d: "0 points" in d.find_element(By.ID, "my-karma").text)
+    wait_text(d, "my-karma", "0 points")
     carol = client(unique("carol"))
     post(carol, "Coffee place under the bridge #kahve", r.near_end, kind="poi", modes=["walk"])
     open_route(d, r, label="Karaköy", width=300)
@@ -185,18 +198,15 @@ def test_choose_a_route_by_coordinates_post_a_report_see_it_on_the_map_and_in_th
     assert segment_distance(p, pts[0], pts[1]) <= width_px / 2
     # One's own report has no Like button; the karma counts it.
     assert not [b for b in li.find_elements(By.TAG_NAME, "button") if b.is_displayed() and b.text == "Like"]
-    wait(d).until(lambda d: "1 point" in d.find_element(By.ID, "my-karma").text)
+    wait_text(d, "my-karma", "1 point")
     assert "newcomer" in d.find_element(By.ID, "my-karma").text.lower()
     assert name in d.find_element(By.ID, "account").text
-    d.execute_script("window.scrollTo(0, 0)")
-    screenshot(d, "traveller")
+    screenshot_from_top(d, "traveller")
 
 
 def test_another_traveller_sees_a_report_and_its_like_arrive_live(server, browser):
     r = Route(2)
-    a, b = browser(), browser()
-    sign_up(a, server, "/traveller")
-    sign_up(b, server, "/traveller")
+    a, b = new_traveller(browser, server), new_traveller(browser, server)
     open_route(a, r, label="Karaköy")
     open_route(b, r, label="Karaköy")
     wait_map_reports(b, 0)
@@ -211,16 +221,14 @@ def test_another_traveller_sees_a_report_and_its_like_arrive_live(server, browse
     by_label(b, f"Like {first_words(body)}").click()
     by_label(b, f"You liked {first_words(body)}")
     # A sees the like arrive, and the karma it earned (1 for the report, 2 for the like).
-    wait(a).until(lambda d: "1 like ·" in card(d, body).text)
-    wait(a).until(lambda d: "3 points" in d.find_element(By.ID, "my-karma").text)
-    b.execute_script("window.scrollTo(0, 0)")
-    screenshot(b, "traveller-live")
+    wait_card(a, body, "1 like ·")
+    wait_text(a, "my-karma", "3 points")
+    screenshot_from_top(b, "traveller-live")
 
 
 def test_sorting_and_filters_change_the_list_and_the_map(server, browser, client):
     r = Route(3)
-    d = browser()
-    sign_up(d, server, "/traveller")
+    d = new_traveller(browser, server)
     dave = client(unique("dave"))
     now = time.time()
     tag = unique("t")
@@ -262,15 +270,14 @@ def test_sorting_and_filters_change_the_list_and_the_map(server, browser, client
 
 def test_comment_on_and_link_two_reports_and_read_a_posters_karma(server, browser, client):
     r = Route(4)
-    d = browser()
-    sign_up(d, server, "/traveller")
+    d = new_traveller(browser, server)
     erin = client(unique("erin"))
     closed = post(erin, "Bridge closed to cars", r.bridge)
     ferry = post(erin, "Ferry every 20 minutes", r.near_start, kind="poi", modes=["transit"])
     open_route(d, r)
     wait_map_reports(d, 2)
     by_label(d, "Comments and links for Bridge closed to cars").click()
-    wait(d).until(lambda d: "No comments yet." in card(d, "Bridge closed to cars").text)
+    wait_card(d, "Bridge closed to cars", "No comments yet.")
     by_label(d, "Your comment").send_keys("Still closed at 9, take the ferry")
     by_label(d, "Send comment on Bridge closed to cars").click()
     comments = by_label(d, "Comments on Bridge closed to cars")
@@ -286,23 +293,21 @@ def test_comment_on_and_link_two_reports_and_read_a_posters_karma(server, browse
     assert options == ["Choose a report…", "Place: Ferry every 20 minutes"]
     link_to.find_element(By.XPATH, "option[2]").click()
     by_label(d, "Link Bridge closed to cars to the chosen report").click()
-    wait(d).until(lambda d: "Linked to: Ferry every 20 minutes" in card(d, "Bridge closed to cars").text)
-    wait(d).until(lambda d: "Linked to: Bridge closed to cars" in card(d, "Ferry every 20 minutes").text)
+    wait_card(d, "Bridge closed to cars", "Linked to: Ferry every 20 minutes")
+    wait_card(d, "Ferry every 20 minutes", "Linked to: Bridge closed to cars")
     assert erin.call("intel.get", {"item": ferry["id"]})["item"]["links"] == [closed["id"]]
     # Linking them again is refused, and said so.
     assert [o.text for o in link_to.find_elements(By.TAG_NAME, "option")] == ["No other report to link to"]
 
     # Erin's karma: 1 for each report, 2 for each of her reports linked.
     by_label(d, f"Karma of {erin.user['username']}").click()
-    wait(d).until(lambda d: f"{erin.user['username']} has 6 karma points: newcomer." in card(d, "Bridge closed to cars").text)
-    d.execute_script("window.scrollTo(0, 0)")
-    screenshot(d, "traveller-comments")
+    wait_card(d, "Bridge closed to cars", f"{erin.user['username']} has 6 karma points: newcomer.")
+    screenshot_from_top(d, "traveller-comments")
 
 
 def test_markup_in_a_report_or_a_comment_stays_text(server, browser, client):
     r = Route(5)
-    d = browser()
-    sign_up(d, server, "/traveller")
+    d = new_traveller(browser, server)
     mallory = client(unique("mallory"))
     evil = '<img src=x onerror="window.pwned=1"> <b>bold</b>'
     item = post(mallory, evil, r.bridge)
@@ -323,8 +328,7 @@ def test_markup_in_a_report_or_a_comment_stays_text(server, browser, client):
 
 def test_the_destination_is_offered_again_after_a_reload(server, browser, client):
     r = Route(6)
-    d = browser()
-    sign_up(d, server, "/traveller")
+    d = new_traveller(browser, server)
     label = unique("Work")
     open_route(d, r, label=label, width=1000)
     d.refresh()
@@ -363,10 +367,7 @@ def test_a_destination_from_another_device_asks_where_to_start(server, browser):
     open_route(d, r, label=label)
     # The same traveller on another phone: the destination is there, the start is not.
     other = browser()
-    other.get(server.url + "/traveller")
-    by_label(other, "Username or email").send_keys(name)
-    other.find_element(By.ID, "login-password").send_keys("secret123")
-    by_label(other, "Log in").click()
+    log_in(other, server, name, "/traveller")
     by_label(other, f"Go to {label}").click()
     wait(other).until(lambda d: "Where do you start from?" in d.find_element(By.CSS_SELECTOR, "#plan-form .error").text)
     assert by_label(other, "From latitude").get_attribute("aria-invalid") == "true"
@@ -380,8 +381,7 @@ def test_a_destination_from_another_device_asks_where_to_start(server, browser):
 
 def test_use_my_location_for_the_start_and_the_report(server, browser):
     r = Route(7)
-    d = browser()
-    sign_up(d, server, "/traveller")
+    d = new_traveller(browser, server)
     d.execute_cdp_cmd("Browser.grantPermissions", {"permissions": ["geolocation"], "origin": server.url})
     d.execute_cdp_cmd("Emulation.setGeolocationOverride", {"latitude": r.near_start[0], "longitude": r.near_start[1], "accuracy": 10})
     by_label(d, "Use my location").click()
@@ -421,8 +421,7 @@ def short_lived_server():
 def test_reports_leave_the_list_and_the_map_when_they_expire_and_a_like_keeps_one_longer(short_lived_server, browser):
     r = Route(14)
     server = short_lived_server
-    d = browser()
-    sign_up(d, server, "/traveller")
+    d = new_traveller(browser, server)
     open_route(d, r)
     poster, liker = Client(server), Client(server)
     try:
@@ -446,8 +445,7 @@ def test_reports_leave_the_list_and_the_map_when_they_expire_and_a_like_keeps_on
 
 def test_a_report_outside_the_corridor_is_said_to_be_so(server, browser):
     r = Route(8)
-    d = browser()
-    sign_up(d, server, "/traveller")
+    d = new_traveller(browser, server)
     open_route(d, r)
     post_from_page(d, "Somewhere else entirely", place=r.far_away)
     wait(d).until(lambda d: "outside your route's corridor" in d.find_element(By.CSS_SELECTOR, "#post-form .error").text)
@@ -456,8 +454,7 @@ def test_a_report_outside_the_corridor_is_said_to_be_so(server, browser):
 
 def test_the_page_fits_a_phone(server, browser, client):
     r = Route(9)
-    d = browser()
-    sign_up(d, server, "/traveller")
+    d = new_traveller(browser, server)
     assert d.execute_script("return window.innerWidth") == 412
     assert d.execute_script("return document.documentElement.scrollWidth") <= 412
     post(client(unique("gil")), "Averyveryverylongwordwithoutanyspaceswhatsoever" * 4 + " #" + "x" * 49, r.bridge,
@@ -480,8 +477,7 @@ def test_the_page_catches_up_after_its_connection_drops(server, browser, client)
     r = Route(10)
     proxy = Relay(server.port)
     try:
-        d = browser()
-        sign_up(d, proxy, "/traveller")
+        d = new_traveller(browser, proxy)
         open_route(d, r, label="Karaköy")
         kim = client(unique("kim"))
         before = post(kim, f"Before the drop {unique('r')}", r.bridge)
@@ -499,8 +495,8 @@ def test_the_page_catches_up_after_its_connection_drops(server, browser, client)
         proxy.restore()
         wait(d, 20).until(lambda d: by_label(d, "Connection").text == "Live")
         card(d, during["body"])
-        wait(d).until(lambda d: "1 like · 1 comment" in card(d, before["body"]).text)
-        wait(d).until(lambda d: f"Linked to: {first_words(during['body'])}" in card(d, before["body"]).text)
+        wait_card(d, before["body"], "1 like · 1 comment")
+        wait_card(d, before["body"], f"Linked to: {first_words(during['body'])}")
         # Recovered from the room's history (not a fresh snapshot): said once every push was applied.
         wait(d).until(lambda d: d.find_element(By.ID, "announcer").get_attribute("textContent") == "Back online: caught up with your route.")
         # And live again afterwards.
@@ -514,8 +510,7 @@ def test_the_page_catches_up_after_its_connection_drops(server, browser, client)
 
 def test_the_page_catches_up_after_the_server_restarts(server, browser, client):
     r = Route(11)
-    d = browser()
-    sign_up(d, server, "/traveller")
+    d = new_traveller(browser, server)
     open_route(d, r, label="Karaköy")
     before = f"Before the restart {unique('r')}"
     post(client(unique("hal")), before, r.bridge)

@@ -2,9 +2,11 @@
 // the protocol has no op that lists them), its guest link for the QR code, the player (now playing,
 // track ended), the live queue, the playlist (pasted or from a file; start over; clear votes), the
 // explicit-lyrics switch and the house rules.
-import { State, VenueQueue } from "./hubbub.js";
-import { $, announce, el, fill, here, param, startSession } from "./ui.js";
-import { QueueRows, fadeAnnouncer, fieldError, hidden, matching, placesOf, plural, submitter, trackLine, twoTap, venueError, whileBusy } from "./venue.js";
+import { $, announce, el, fill, here, startSession } from "./ui.js";
+import {
+  QueueRows, buildQueue, coalesce, drawQueueList, drawVenueHeading, fadeAnnouncer, fieldError, focusHeading, hidden, joinVenueRoom,
+  leaveVenueRoom, nowAndNext, offlineNotice, pageQueue, plural, submitter, takeSnapshot, trackLine, trackOf, twoTap, venueError, venueRouter, whileBusy,
+} from "./venue.js";
 
 const PAGE = 100;
 const MAX_TRACKS = 5000;
@@ -25,13 +27,9 @@ const view = {
 const hub = startSession({ onUser });
 fadeAnnouncer();
 
-const rows = new QueueRows($("queue"), { build: buildRow, update: updateRow });
-
-hub.addEventListener("state", (e) => {
-  if (e.detail.state === State.reconnecting) view.offline = true;
-});
-
-window.addEventListener("popstate", () => { if (hub.user) route(); });
+const rows = new QueueRows(buildQueue(), { build: buildRow, update: updateRow });
+const backOnline = offlineNotice(hub, view);
+const { route, go, goOnClick } = venueRouter(hub, { venue: openVenue, none: showVenues });
 
 // ---- the venues remembered on this device, per user
 
@@ -66,7 +64,7 @@ function onUser(user) {
   document.body.classList.toggle("signed-in", Boolean(user));
   if (!user) {
     signedOutOnce = true;
-    leaveRoom();
+    leaveVenueRoom(view, rows);
     $("venues").hidden = true;
     $("manage").hidden = true;
     $("welcome").hidden = false;
@@ -75,42 +73,15 @@ function onUser(user) {
   $("welcome").hidden = true;
   $("pl-creator").value = $("pl-creator").value || user.username;
   route();
-  if (signedOutOnce) {
-    window.scrollTo(0, 0);
-    const heading = $("manage").hidden ? $("venues-title") : $("venue-name");
-    heading.setAttribute("tabindex", "-1");
-    heading.focus({ preventScroll: true });
-  }
+  if (signedOutOnce) focusHeading($("manage").hidden ? $("venues-title") : $("venue-name"));
 }
 
-function route() {
-  const id = param("venue");
-  if (id) openVenue(id);
-  else showVenues();
-}
-
-function go(href) {
-  history.pushState(null, "", href);
-  route();
-}
-
-function leaveRoom() {
-  view.room?.close();
-  view.room = null;
-  view.id = null;
-  view.queue = null;
-  rows.clear();
-}
-
-$("back").addEventListener("click", (e) => {
-  e.preventDefault();
-  go("/owner");
-});
+$("back").addEventListener("click", goOnClick("/owner"));
 
 // ---- the user's venues, registering one, opening one by its code
 
 function showVenues(error = null) {
-  leaveRoom();
+  leaveVenueRoom(view, rows);
   $("manage").hidden = true;
   $("venues").hidden = false;
   $("top-title").textContent = "Run my venue";
@@ -122,7 +93,7 @@ function showVenues(error = null) {
     const href = `/owner?venue=${encodeURIComponent(v.id)}`;
     return el("li", { class: "item" },
       el("div", { class: "body" },
-        el("a", { href, class: "name", onclick: (e) => { e.preventDefault(); go(href); } }, v.name),
+        el("a", { href, class: "name", onclick: goOnClick(href) }, v.name),
         el("span", { class: "sub" }, [v.city, `code ${v.id}`].filter(Boolean).join(" · "))),
       el("button", { type: "button", class: "link", onclick: () => { forget(v.id); showVenues(); announce(`${v.name} removed from this list.`); } },
         "Forget", hidden(` ${v.name} on this device`)));
@@ -180,7 +151,7 @@ submitter($("open"), async (data, form) => {
 
 function openVenue(id) {
   if (view.id === id && view.room && !view.room.closed) return;
-  leaveRoom();
+  leaveVenueRoom(view, rows);
   view.id = id;
   view.venue = null;
   view.limit = PAGE;
@@ -194,14 +165,7 @@ function openVenue(id) {
   const link = `${location.origin}/patron?venue=${encodeURIComponent(id)}`;
   $("patron-link").href = link;
   $("patron-link").textContent = link;
-  const room = hub.subscribe(`venue:${id}`, {
-    snapshot: (snap) => { if (room === view.room) onSnapshot(snap); },
-    push: (push) => { if (room === view.room) onPush(push); },
-    recovered: () => { if (room === view.room) backOnline(); },
-    error: (e) => { if (room === view.room) onRoomError(e); },
-  });
-  view.room = room;
-  room.ready.catch((e) => { if (room === view.room) onRoomError(e); });
+  joinVenueRoom(hub, view, id, { snapshot: onSnapshot, push: onPush, recovered: backOnline, error: onRoomError });
 }
 
 function onRoomError(e) {
@@ -212,17 +176,8 @@ function onRoomError(e) {
   showVenues(e.code === "not_found" ? "There is no venue with that code (or it was removed)." : venueError(e));
 }
 
-function backOnline() {
-  if (!view.offline) return;
-  view.offline = false;
-  announce("Back online: the queue is up to date.");
-}
-
 function onSnapshot(snap) {
-  const first = view.queue === null;
-  view.venue = snap.venue;
-  view.checkedIn = snap.checkedIn;
-  view.queue = new VenueQueue(snap.playlist);
+  const first = takeSnapshot(view, snap);
   if (snap.venue.owner === hub.user?.id || myVenues().some((v) => v.id === snap.venue.id)) remember(snap.venue);
   if (view.offline) backOnline();
   drawRules(first); // after a reconnect, edits not saved yet stay
@@ -271,36 +226,18 @@ function sayRequest(track) {
 
 // ---- drawing
 
-let drawTimer = null;
-
-function schedule() {
-  if (drawTimer === null) drawTimer = setTimeout(draw, 16);
-}
-
-function draw() {
-  clearTimeout(drawTimer);
-  drawTimer = null;
+const { now: draw, soon: schedule } = coalesce(() => {
   if (!view.queue) return;
   const v = view.venue;
-  if (v) {
-    $("venue-name").textContent = v.name;
-    $("venue-address").textContent = [v.address, v.postcode, v.city, v.country].filter(Boolean).join(", ");
-    $("top-title").textContent = v.name;
-    document.title = `${v.name} · Run my venue · Hubbub`;
-  }
+  if (v) drawVenueHeading(v, [v.address, v.postcode, v.city, v.country], `${v.name} · Run my venue · Hubbub`);
   $("checked-in").textContent = `${plural(view.checkedIn, "guest")} checked in so far`;
   drawPlayer();
   drawQueue();
   drawPlaylistInfo();
-}
-
-function top() {
-  const entries = view.queue?.entries() ?? [];
-  return { now: entries.find((e) => e.playing) ?? null, next: entries.find((e) => !e.playing) ?? null };
-}
+});
 
 function drawPlayer() {
-  const { now, next } = top();
+  const { now, next } = nowAndNext(view.queue);
   $("player").hidden = !view.queue.playlist;
   $("now-title").textContent = now ? trackLine(now.track) : "Nothing is playing";
   $("player").classList.toggle("idle", !now);
@@ -310,23 +247,13 @@ function drawPlayer() {
 }
 
 function drawQueue() {
-  const all = view.queue.entries();
-  const filter = $("find").value;
-  const shown = matching(all, filter);
-  const places = placesOf(all);
-  $("queue-find").hidden = all.length < 8;
-  $("queue-count").textContent = all.length ? plural(all.length, "song") : "";
-  const empty = $("queue-empty");
-  empty.hidden = shown.length > 0;
-  empty.textContent = !view.queue.playlist ? "No playlist yet: put one on below, and your guests can start voting."
-    : all.length ? `No song in the queue matches “${filter.trim()}”.` : "The queue is empty.";
-  rows.show(shown.slice(0, view.limit), (e) => places.get(e.uri));
-  $("more").hidden = shown.length <= view.limit;
-  $("more").textContent = `Show more songs (${Math.max(0, shown.length - view.limit)} more)`;
+  drawQueueList(rows, view.queue, view.limit, (all, filter) => {
+    if (!view.queue.playlist) return "No playlist yet: put one on below, and your guests can start voting.";
+    return all.length ? `No song in the queue matches “${filter.trim()}”.` : "The queue is empty.";
+  });
 }
 
-$("more").addEventListener("click", () => { view.limit += PAGE; draw(); });
-$("find").addEventListener("input", () => { view.limit = PAGE; draw(); });
+pageQueue(view, PAGE, draw);
 
 function buildRow(row) {
   row.playTitle = hidden("");
@@ -340,10 +267,6 @@ function updateRow(row, entry) {
   row.playButton.hidden = entry.playing;
 }
 
-function trackOf(uri) {
-  return view.queue?.tracks.get(uri) ?? { uri, title: uri, artist: "" };
-}
-
 // ---- the player
 
 function play(uri, button) {
@@ -351,7 +274,7 @@ function play(uri, button) {
     $("player-error").textContent = "";
     try {
       await hub.request("venue.nowPlaying", { venue: view.id, track: uri });
-      announce(`Now playing: ${trackLine(trackOf(uri))}.`);
+      announce(`Now playing: ${trackLine(trackOf(view.queue, uri))}.`);
       keepFocus($("ended"));
     } catch (e) {
       $("player-error").textContent = venueError(e);
@@ -371,17 +294,17 @@ function keepFocus(next) {
 }
 
 $("play-next").addEventListener("click", () => {
-  const { next } = top();
+  const { next } = nowAndNext(view.queue);
   if (next) play(next.uri, $("play-next"));
 });
 
 $("ended").addEventListener("click", () => whileBusy($("ended"), async () => {
-  const { now } = top();
+  const { now } = nowAndNext(view.queue);
   if (!now) return;
   $("player-error").textContent = "";
   try {
     await hub.request("venue.track.ended", { venue: view.id, track: now.uri });
-    const { next } = top();
+    const { next } = nowAndNext(view.queue);
     announce(`${now.track.title} ended.${next ? ` Up next: ${trackLine(next.track)}.` : ""}`);
     keepFocus($("play-next"));
   } catch (e) {
@@ -571,25 +494,21 @@ submitter($("playlist"), async (data) => {
   announce(`The playlist “${name}” is on: ${plural(tracks.length, "song")}.`);
 });
 
-twoTap($("reset"), "Tap again to start the playlist over", async () => {
-  $("danger-error").textContent = "";
-  try {
-    await hub.request("venue.playlist.reset", { venue: view.id });
-    announce("The playlist started over: no votes, no requests, nothing playing.");
-  } catch (e) {
-    $("danger-error").textContent = venueError(e);
-  }
-});
+/** A danger-zone button: on a second tap, `op` on the venue, then `done` said; a refusal shows under the buttons. */
+function dangerButton(button, confirmText, op, done) {
+  twoTap(button, confirmText, async () => {
+    $("danger-error").textContent = "";
+    try {
+      await hub.request(op, { venue: view.id });
+      announce(done);
+    } catch (e) {
+      $("danger-error").textContent = venueError(e);
+    }
+  });
+}
 
-twoTap($("clear-votes"), "Tap again to clear all votes", async () => {
-  $("danger-error").textContent = "";
-  try {
-    await hub.request("venue.playlist.clearVotes", { venue: view.id });
-    announce("Every vote was cleared.");
-  } catch (e) {
-    $("danger-error").textContent = venueError(e);
-  }
-});
+dangerButton($("reset"), "Tap again to start the playlist over", "venue.playlist.reset", "The playlist started over: no votes, no requests, nothing playing.");
+dangerButton($("clear-votes"), "Tap again to clear all votes", "venue.playlist.clearVotes", "Every vote was cleared.");
 
 // ---- the rules
 

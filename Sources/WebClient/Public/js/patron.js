@@ -1,8 +1,11 @@
 // The patron page: find a venue (search, or near me), or land in one from its QR code
 // (/patron?venue=<id>); check in; the live queue; vote, take a vote back, see who voted; request a song.
-import { HubbubError, State, VenueQueue } from "./hubbub.js";
-import { $, announce, el, fill, here, onSubmit, param, startSession } from "./ui.js";
-import { QueueRows, fadeAnnouncer, fold, hidden, matching, ordinal, placesOf, plural, setBusy, trackLine, venueError, whileBusy } from "./venue.js";
+import { HubbubError } from "./hubbub.js";
+import { $, announce, distanceKm, el, fill, here, onSubmit, param, startSession } from "./ui.js";
+import {
+  QueueRows, buildQueue, coalesce, drawQueueList, drawVenueHeading, fadeAnnouncer, focusHeading, fold, hidden, joinVenueRoom, leaveVenueRoom,
+  nowAndNext, offlineNotice, ordinal, pageQueue, placesOf, plural, setBusy, takeSnapshot, trackLine, trackOf, venueError, venueRouter, whileBusy,
+} from "./venue.js";
 
 const PAGE = 100; // rows shown at first, and added by "Show more songs"
 
@@ -26,13 +29,9 @@ const view = {
 const hub = startSession({ onUser });
 fadeAnnouncer();
 
-const rows = new QueueRows($("queue"), { build: buildRow, update: updateRow });
-
-hub.addEventListener("state", (e) => {
-  if (e.detail.state === State.reconnecting) view.offline = true;
-});
-
-window.addEventListener("popstate", () => { if (hub.user) route(); });
+const rows = new QueueRows(buildQueue(), { build: buildRow, update: updateRow });
+const backOnline = offlineNotice(hub, view);
+const { route, go, goOnClick } = venueRouter(hub, { venue: enterVenue, none: showFinder });
 
 // ---- where the page is: signed out, finding a venue, or in one
 
@@ -52,24 +51,7 @@ function onUser(user) {
   }
   $("welcome").hidden = true;
   route();
-  if (signedOutOnce) {
-    // Just signed in here: the forms are gone; start from the top, focus on the page's heading.
-    window.scrollTo(0, 0);
-    const heading = $("venue").hidden ? $("finder-title") : $("venue-name");
-    heading.setAttribute("tabindex", "-1");
-    heading.focus({ preventScroll: true });
-  }
-}
-
-function route() {
-  const id = param("venue");
-  if (id) enterVenue(id);
-  else showFinder();
-}
-
-function go(href) {
-  history.pushState(null, "", href);
-  route();
+  if (signedOutOnce) focusHeading($("venue").hidden ? $("finder-title") : $("venue-name"));
 }
 
 function showFinder(error = null) {
@@ -82,19 +64,12 @@ function showFinder(error = null) {
 }
 
 function leaveRoom() {
-  view.room?.close();
-  view.room = null;
-  view.id = null;
-  view.queue = null;
   clearTimeout(view.own?.timer);
   view.own = null;
-  rows.clear();
+  leaveVenueRoom(view, rows);
 }
 
-$("leave").addEventListener("click", (e) => {
-  e.preventDefault();
-  go("/patron");
-});
+$("leave").addEventListener("click", goOnClick("/patron"));
 
 // ---- finding a venue
 
@@ -138,14 +113,6 @@ function wrapLon(lon) {
   return lon > 180 ? lon - 360 : lon < -180 ? lon + 360 : lon;
 }
 
-function distanceKm(a, b) {
-  const rad = Math.PI / 180;
-  const dLat = (b.lat - a.lat) * rad;
-  const dLon = (b.lon - a.lon) * rad;
-  const h = Math.sin(dLat / 2) ** 2 + Math.cos(a.lat * rad) * Math.cos(b.lat * rad) * Math.sin(dLon / 2) ** 2;
-  return 2 * 6371 * Math.asin(Math.min(1, Math.sqrt(h)));
-}
-
 function showResults(venues, status) {
   $("results-status").textContent = status;
   fill($("results"), venues.map((v) => {
@@ -154,7 +121,7 @@ function showResults(venues, status) {
     const away = v.distance === undefined ? null : v.distance < 1 ? `${Math.round(v.distance * 1000)} m away` : `${v.distance.toFixed(1)} km away`;
     return el("li", { class: "item venue-result" },
       el("div", { class: "body" },
-        el("a", { href, class: "name", onclick: (e) => { e.preventDefault(); go(href); } }, v.name),
+        el("a", { href, class: "name", onclick: goOnClick(href) }, v.name),
         el("span", { class: "sub" }, [where, away].filter(Boolean).join(" · "))));
   }));
 }
@@ -182,14 +149,7 @@ function enterVenue(id) {
   $("queue-error").textContent = "";
   $("find").value = "";
   drawCheckin();
-  const room = hub.subscribe(`venue:${id}`, {
-    snapshot: (snap) => { if (room === view.room) onSnapshot(snap); },
-    push: (push) => { if (room === view.room) onPush(push); },
-    recovered: () => { if (room === view.room) backOnline(); },
-    error: (e) => { if (room === view.room) onRoomError(e); },
-  });
-  view.room = room;
-  room.ready.catch((e) => { if (room === view.room) onRoomError(e); });
+  joinVenueRoom(hub, view, id, { snapshot: onSnapshot, push: onPush, recovered: backOnline, error: onRoomError });
   hub.request("user.checkins", {}).then(({ checkins }) => {
     if (view.id !== id) return;
     view.checkedInMe = view.checkedInMe || checkins.some((c) => c.venue === id);
@@ -204,21 +164,12 @@ function onRoomError(e) {
 }
 
 function onSnapshot(snap) {
-  const first = view.queue === null;
-  view.venue = snap.venue;
-  view.checkedIn = snap.checkedIn;
-  view.queue = new VenueQueue(snap.playlist);
+  const first = takeSnapshot(view, snap);
   view.myVotes = new Set();
   syncMyVotes();
   if (view.offline) backOnline();
   else if (first) view.said = top();
   draw();
-}
-
-function backOnline() {
-  if (!view.offline) return;
-  view.offline = false;
-  announce("Back online: the queue is up to date.");
 }
 
 function onPush(push) {
@@ -298,7 +249,7 @@ async function syncMyVotes() {
 async function toggleVote(uri) {
   if (view.busy.has(uri)) return;
   const taking = view.myVotes.has(uri);
-  const title = trackOf(uri).title;
+  const title = trackOf(view.queue, uri).title;
   $("queue-error").textContent = "";
   view.busy.add(uri);
   schedule();
@@ -330,7 +281,7 @@ function sayOwn() {
   if (!own || !view.queue) return;
   clearTimeout(own.timer);
   view.own = null;
-  const { title } = trackOf(own.uri);
+  const { title } = trackOf(view.queue, own.uri);
   const said = { vote: `You voted for ${title}.`, unvote: `You took back your vote for ${title}.`, request: `You requested ${title}.` }[own.verb];
   announce(`${said} ${placeText(own.uri)}`);
   view.said = top(); // the top's change, if any, is said here already
@@ -429,31 +380,17 @@ function updateRow(row, entry) {
 
 // ---- drawing
 
-let drawTimer = null;
-
-/** Draws soon, once for a burst of pushes (a recovery sends many at once). */
-function schedule() {
-  if (drawTimer === null) drawTimer = setTimeout(draw, 16);
-}
-
-function draw() {
-  clearTimeout(drawTimer);
-  drawTimer = null;
+const { now: draw, soon: schedule } = coalesce(() => {
   if (!view.queue) return;
   const v = view.venue;
-  if (v) {
-    $("venue-name").textContent = v.name;
-    $("venue-address").textContent = [v.address, v.postcode, v.city].filter(Boolean).join(", ");
-    $("top-title").textContent = v.name;
-    document.title = `${v.name} · Hubbub`;
-  }
+  if (v) drawVenueHeading(v, [v.address, v.postcode, v.city], `${v.name} · Hubbub`);
   drawCheckin();
   drawNow();
   drawQueue();
   $("explicit-hint").hidden = view.queue.settings?.explicitAllowed !== false;
   $("request").hidden = !view.queue.playlist;
   sayTop();
-}
+});
 
 function drawCheckin() {
   $("checkin").hidden = view.checkedInMe;
@@ -462,10 +399,8 @@ function drawCheckin() {
 }
 
 function top() {
-  const entries = view.queue?.entries() ?? [];
-  const playing = entries.find((e) => e.playing) ?? null;
-  const next = entries.find((e) => !e.playing) ?? null;
-  return { now: playing?.uri ?? null, next: next?.uri ?? null, nowEntry: playing, nextEntry: next };
+  const { now, next } = nowAndNext(view.queue);
+  return { now: now?.uri ?? null, next: next?.uri ?? null, nowEntry: now, nextEntry: next };
 }
 
 function drawNow() {
@@ -493,41 +428,13 @@ function sayTop() {
 }
 
 function drawQueue() {
-  const all = view.queue.entries();
-  const filter = $("find").value;
-  const shown = matching(all, filter);
-  const places = placesOf(all);
-  $("queue-find").hidden = all.length < 8;
-  $("queue-count").textContent = all.length ? plural(all.length, "song") : "";
-  const empty = $("queue-empty");
-  if (!view.queue.playlist && !all.length) {
-    empty.hidden = false;
-    empty.textContent = "The venue has not put on a playlist yet: its songs show up here as soon as it does.";
-  } else if (!shown.length) {
-    empty.hidden = false;
-    empty.textContent = fold(filter) ? `No song in the queue matches “${filter.trim()}”. Request it below.` : "The queue is empty: request a song below.";
-  } else {
-    empty.hidden = true;
-  }
-  rows.show(shown.slice(0, view.limit), (e) => places.get(e.uri));
-  const more = $("more");
-  more.hidden = shown.length <= view.limit;
-  more.textContent = `Show more songs (${shown.length - Math.min(view.limit, shown.length)} more)`;
+  drawQueueList(rows, view.queue, view.limit, (all, filter) => {
+    if (!view.queue.playlist && !all.length) return "The venue has not put on a playlist yet: its songs show up here as soon as it does.";
+    return fold(filter) ? `No song in the queue matches “${filter.trim()}”. Request it below.` : "The queue is empty: request a song below.";
+  });
 }
 
-$("more").addEventListener("click", () => {
-  view.limit += PAGE;
-  draw();
-});
-
-$("find").addEventListener("input", () => {
-  view.limit = PAGE;
-  draw();
-});
-
-function trackOf(uri) {
-  return view.queue?.tracks.get(uri) ?? { uri, title: uri, artist: "" };
-}
+pageQueue(view, PAGE, draw);
 
 // ---- check in
 

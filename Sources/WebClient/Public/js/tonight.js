@@ -1,7 +1,7 @@
 // The Tonight page (event-goers): tonight's shows near the user, favourite artists, plans, live
 // notifications from the user's own room and an event's live room. Text only: every name from a
 // feed or a user is set with el()/textContent.
-import { $, el, fill, announce, showError, clearError, onSubmit, startSession, here, ago, param, friendly } from "./ui.js";
+import { $, el, fill, announce, showError, clearError, onSubmit, startSession, here, ago, param, friendly, distanceKm } from "./ui.js";
 
 const NOTES_MAX = 50;
 const SEARCH_LIMIT = 8;
@@ -280,21 +280,13 @@ function price(e) {
   return lo ?? `up to ${hi}`;
 }
 
-function km(a, b) {
-  const rad = Math.PI / 180;
-  const dLat = (b.lat - a.lat) * rad;
-  const dLon = (b.lon - a.lon) * rad;
-  const h = Math.sin(dLat / 2) ** 2 + Math.cos(a.lat * rad) * Math.cos(b.lat * rad) * Math.sin(dLon / 2) ** 2;
-  return 2 * 6371 * Math.asin(Math.min(1, Math.sqrt(h)));
-}
-
 function where(e) {
   const v = e.venue;
   if (!v) return "Venue not given";
   const place = [v.name, v.city].filter(Boolean).join(", ") || "Venue not given";
   const here = state.prefs.location;
   if (here && typeof v.lat === "number" && typeof v.lon === "number") {
-    const d = km(here, v);
+    const d = distanceKm(here, v);
     return `${place} · ${d < 10 ? d.toFixed(1) : Math.round(d)} km away`;
   }
   return place;
@@ -429,9 +421,9 @@ function renderWhere() {
   line.textContent = parts.join(" · ");
 }
 
-function renderTonight() {
-  const list = $("tonight-list");
-  keepFocus(list, () => fill(list, state.tonight.map((s) => eventCard(s.event, {
+/** A suggested show's card (tonight's and the explored alike): why it is suggested, and its buttons. */
+function suggestionCard(s) {
+  return eventCard(s.event, {
     reason: s.reason,
     cls: "card",
     actions: [
@@ -439,7 +431,12 @@ function renderTonight() {
       actionButton("open", s.event, "Open", { cls: "secondary" }),
       actionButton("dismiss", s.event, "Not interested", { cls: "link" }),
     ],
-  }))), state.tonight);
+  });
+}
+
+function renderTonight() {
+  const list = $("tonight-list");
+  keepFocus(list, () => fill(list, state.tonight.map(suggestionCard)), state.tonight);
   const empty = $("tonight-empty");
   empty.hidden = state.tonight.length > 0;
   if (!state.prefs.location) {
@@ -482,15 +479,7 @@ function renderExplore() {
   const tonightIds = new Set(state.tonight.map((s) => s.event.id));
   const cards = state.explore.filter((s) => !tonightIds.has(s.event.id));
   const list = $("explore-list");
-  keepFocus(list, () => fill(list, cards.map((s) => eventCard(s.event, {
-    reason: s.reason,
-    cls: "card",
-    actions: [
-      actionButton("follow", s.event, "Follow"),
-      actionButton("open", s.event, "Open", { cls: "secondary" }),
-      actionButton("dismiss", s.event, "Not interested", { cls: "link" }),
-    ],
-  }))), cards);
+  keepFocus(list, () => fill(list, cards.map(suggestionCard)), cards);
   const empty = $("explore-empty");
   empty.hidden = cards.length > 0;
   empty.textContent = state.prefs.favoriteArtists.length

@@ -207,3 +207,12 @@ export function ago(seconds, now = Date.now() / 1000) {
 export function param(name) {
   return new URLSearchParams(location.search).get(name);
 }
+
+/** The distance in km between two `{lat, lon}` along the Earth's surface (haversine). */
+export function distanceKm(a, b) {
+  const rad = Math.PI / 180;
+  const dLat = (b.lat - a.lat) * rad;
+  const dLon = (b.lon - a.lon) * rad;
+  const h = Math.sin(dLat / 2) ** 2 + Math.cos(a.lat * rad) * Math.cos(b.lat * rad) * Math.sin(dLon / 2) ** 2;
+  return 2 * 6371 * Math.asin(Math.min(1, Math.sqrt(h)));
+}

@@ -1,7 +1,7 @@
 // venue.js: what the patron and owner pages share: the queue's rows (kept by uri, moved in place
 // so a focused button keeps its focus), the jukebox's errors as people read them, and the wording.
-import { HubbubError } from "./hubbub.js";
-import { $, announce, el, friendly } from "./ui.js";
+import { HubbubError, State, VenueQueue } from "./hubbub.js";
+import { $, announce, el, friendly, param } from "./ui.js";
 
 /** Text only screen readers hear (inside a button: completes its name). */
 export const hidden = (text) => el("span", { class: "visually-hidden" }, text);
@@ -279,4 +279,159 @@ export function twoTap(button, confirmText, action) {
     disarm();
     await whileBusy(button, action);
   });
+}
+
+// ---- the page around the queue, the same on both pages
+
+/** The queue's heading and count, its filter, error line, empty line, list and "Show more songs",
+ * put around the page's own hint in `.queue-wrap`; returns the list. */
+export function buildQueue(wrap = document.querySelector(".queue-wrap")) {
+  const list = el("ol", { id: "queue", class: "plain queue", "aria-label": "Queue" });
+  wrap.prepend(el("div", { class: "queue-head" }, el("h2", { id: "queue-title" }, "Queue"), el("span", { id: "queue-count", class: "muted" })));
+  wrap.append(
+    el("div", { id: "queue-find", class: "find", hidden: true },
+      el("label", { for: "find" }, "Find a song in the queue"),
+      el("input", { id: "find", type: "search", autocomplete: "off", maxlength: 200 })),
+    el("p", { id: "queue-error", class: "error", role: "alert" }),
+    el("p", { id: "queue-empty", class: "card muted", hidden: true }),
+    list,
+    el("button", { id: "more", type: "button", class: "secondary", hidden: true }, "Show more songs"));
+  return list;
+}
+
+/** Draws the queue: the entries the "Find a song" box lets through, `limit` at most (the rest behind
+ * "Show more songs"), its count, and `emptyText(all, filter)` in place of an empty list. */
+export function drawQueueList(rows, queue, limit, emptyText) {
+  const all = queue.entries();
+  const filter = $("find").value;
+  const shown = matching(all, filter);
+  const places = placesOf(all);
+  $("queue-find").hidden = all.length < 8;
+  $("queue-count").textContent = all.length ? plural(all.length, "song") : "";
+  const empty = $("queue-empty");
+  empty.hidden = shown.length > 0;
+  if (!shown.length) empty.textContent = emptyText(all, filter);
+  rows.show(shown.slice(0, limit), (e) => places.get(e.uri));
+  $("more").hidden = shown.length <= limit;
+  $("more").textContent = `Show more songs (${Math.max(0, shown.length - limit)} more)`;
+}
+
+/** "Show more songs" adds `page` rows to `view.limit`; a new filter starts again from `page`. */
+export function pageQueue(view, page, draw) {
+  $("more").addEventListener("click", () => {
+    view.limit += page;
+    draw();
+  });
+  $("find").addEventListener("input", () => {
+    view.limit = page;
+    draw();
+  });
+}
+
+/** The playing entry and the one up next (null where there is none). */
+export function nowAndNext(queue) {
+  const entries = queue?.entries() ?? [];
+  return { now: entries.find((e) => e.playing) ?? null, next: entries.find((e) => !e.playing) ?? null };
+}
+
+/** The queue's track `uri`; one that left the queue meanwhile goes by its uri. */
+export function trackOf(queue, uri) {
+  return queue?.tracks.get(uri) ?? { uri, title: uri, artist: "" };
+}
+
+/** The venue's name in its heading and the top bar, `address` (its parts) under it, `title` on the tab. */
+export function drawVenueHeading(venue, address, title) {
+  $("venue-name").textContent = venue.name;
+  $("venue-address").textContent = address.filter(Boolean).join(", ");
+  $("top-title").textContent = venue.name;
+  document.title = title;
+}
+
+/** `fn` run soon, once for a burst of `soon()` calls (a recovery delivers many pushes at once);
+ * `now()` runs it at once, and the pending run is dropped. */
+export function coalesce(fn, ms = 16) {
+  let timer = null;
+  const now = () => {
+    clearTimeout(timer);
+    timer = null;
+    fn();
+  };
+  const soon = () => {
+    if (timer === null) timer = setTimeout(now, ms);
+  };
+  return { now, soon };
+}
+
+/**
+ * The page's place is in its address: `?venue=<id>` shows that venue (`venue(id)`), no venue the
+ * page's other view (`none()`). `go(href)` moves without a reload and `goOnClick(href)` is a link's
+ * click handler that does; back and forward move too, while someone is signed in (else the sign-in shows).
+ */
+export function venueRouter(hub, { venue, none }) {
+  const route = () => {
+    const id = param("venue");
+    if (id) venue(id);
+    else none();
+  };
+  const go = (href) => {
+    history.pushState(null, "", href);
+    route();
+  };
+  window.addEventListener("popstate", () => { if (hub.user) route(); });
+  return { route, go, goOnClick: (href) => (e) => { e.preventDefault(); go(href); } };
+}
+
+/** After signing in on the page (the sign-in forms it was reading are gone): back to the top, the
+ * focus on `heading`, where a screen reader starts again. */
+export function focusHeading(heading) {
+  window.scrollTo(0, 0);
+  heading.setAttribute("tabindex", "-1");
+  heading.focus({ preventScroll: true });
+}
+
+/**
+ * Subscribes to venue `id`'s room as `view.room`. A room left since (another venue opened, signed
+ * out) may still deliver: only `view.room`'s events reach the handlers.
+ */
+export function joinVenueRoom(hub, view, id, { snapshot, push, recovered, error }) {
+  const room = hub.subscribe(`venue:${id}`, {
+    snapshot: (snap) => { if (room === view.room) snapshot(snap); },
+    push: (p) => { if (room === view.room) push(p); },
+    recovered: () => { if (room === view.room) recovered(); },
+    error: (e) => { if (room === view.room) error(e); },
+  });
+  view.room = room;
+  room.ready.catch((e) => { if (room === view.room) error(e); });
+}
+
+/** Takes a room's snapshot into `view`: the venue, the checked-in count, a fresh queue; true for the
+ * venue's first snapshot (not one after a reconnect). */
+export function takeSnapshot(view, snap) {
+  const first = view.queue === null;
+  view.venue = snap.venue;
+  view.checkedIn = snap.checkedIn;
+  view.queue = new VenueQueue(snap.playlist);
+  return first;
+}
+
+/** Leaves the venue's room; its queue and rows go. */
+export function leaveVenueRoom(view, rows) {
+  view.room?.close();
+  view.room = null;
+  view.id = null;
+  view.queue = null;
+  rows.clear();
+}
+
+/** Sets `view.offline` when the connection drops; the returned `backOnline()` says, once, that the
+ * queue is up to date again (after the recovery or a fresh snapshot). */
+export function offlineNotice(hub, view) {
+  hub.addEventListener("state", (e) => {
+    if (e.detail.state === State.reconnecting) view.offline = true;
+  });
+  return () => {
+    if (!view.offline) return;
+    view.offline = false;
+    announce("Back online: the queue is up to date.");
+  };
 }

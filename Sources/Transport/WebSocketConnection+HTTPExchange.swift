@@ -107,11 +107,7 @@ extension WebSocketConnection {
         let reuse = phase == .awaitingAnswer && exchange.keepAlive
         let response = HTTPResponse.make(status: status, headers: headers, contentType: contentType, body: body, keepAlive: reuse)
         guard reuse else { return respondAndClose(response) }
-        enqueue(SharedBytes.copy(response), bounded: false, countFrame: false)
-        guard phase != .closed else { return }
-        phase = .httpHead
-        deadline = loop.now + loop.configuration.handshakeTimeoutNanos
-        madeExtras.http = HTTPHeadParser(kind: .request, limits: loop.configuration.http)
+        guard answerAndAwaitNextRequest(response) else { return }
         loop.setReadInterest(self, true)
         if !exchange.pending.isEmpty { exchange.pending.withUnsafeBytes { received($0) } }
         if isSecure, phase == .httpHead { driveTLS() } // plaintext decrypted before the pause

@@ -334,11 +334,7 @@ public final class WebSocketConnection {
                 && (try? HTTPBodyFraming.of(head).get()) == HTTPBodyFraming.none
             let response = HTTPResponse.make(status: status, headers: headers, contentType: contentType, body: body, keepAlive: keepAlive)
             guard keepAlive else { return respondAndClose(response) }
-            enqueue(SharedBytes.copy(response), bounded: false, countFrame: false)
-            guard phase != .closed else { return }
-            phase = .httpHead
-            deadline = loop.now + loop.configuration.handshakeTimeoutNanos
-            madeExtras.http = HTTPHeadParser(kind: .request, limits: loop.configuration.http)
+            answerAndAwaitNextRequest(response)
         case .body(let endpoint):
             startExchange(head, endpoint, remainder: remainder)
         case .webSocket(let endpoint):
@@ -378,6 +374,18 @@ public final class WebSocketConnection {
                                    inflater: inflater, now: loop.now, maskSeed: UInt64(truncatingIfNeeded: loop.now) ^ UInt64(fd) << 32)
         phase = .webSocket
         deadline = 0
+    }
+
+    /// Sends a kept-alive answer and goes back to reading the next request's head (idle for at
+    /// most the handshake timeout); false when the connection closed meanwhile.
+    @discardableResult
+    func answerAndAwaitNextRequest(_ response: [UInt8]) -> Bool {
+        enqueue(SharedBytes.copy(response), bounded: false, countFrame: false)
+        guard phase != .closed else { return false }
+        phase = .httpHead
+        deadline = loop.now + loop.configuration.handshakeTimeoutNanos
+        madeExtras.http = HTTPHeadParser(kind: .request, limits: loop.configuration.http)
+        return true
     }
 
     func respondAndClose(_ response: [UInt8]) {

@@ -46,6 +46,8 @@ let package = Package(
         // Tonight's events (seeds 000, 004, 002), pure: feed records and their checks.
         .target(name: "Tonight", swiftSettings: uncheckedExclusivity),
         .target(name: "CLinux"),
+        // Public transport's standard feeds (GTFS), pure: a streaming CSV reader and the records.
+        .target(name: "Transit"),
 
         // The web client (pages, hubbub.js) as files the server sends: types, ETags, gzip, CSP.
         .target(name: "WebClient", dependencies: ["CZlib", "HubbubCrypto"], resources: [.copy("Public")]),
@@ -156,6 +158,7 @@ let package = Package(
         .testTarget(name: "WebSocketTests", dependencies: ["WebSocket"]),
         .testTarget(name: "StreamingXMLTests", dependencies: ["StreamingXML"]),
         .testTarget(name: "WebClientTests", dependencies: ["WebClient"]),
+        .testTarget(name: "TransitTests", dependencies: ["Transit", "SeededRandom"]),
         .testTarget(name: "TonightTests", dependencies: ["Tonight", "TonightService", "StreamingXML", "SeededRandom"]),
         // A seeded random generator for the pure test targets (which must not depend on the server).
         .target(name: "SeededRandom", path: "Tests/SeededRandom"),

@@ -1,0 +1,267 @@
+/// The GTFS files Hubbub reads, in the order it reads them: trips need routes, stop times need
+/// trips and stops.
+public enum GTFSFile: String, CaseIterable, Sendable {
+    case agency = "agency.txt"
+    case stops = "stops.txt"
+    case routes = "routes.txt"
+    case trips = "trips.txt"
+    case stopTimes = "stop_times.txt"
+}
+
+/// A row refused, with where it was and why.
+public struct GTFSReject: Sendable, Equatable, CustomStringConvertible {
+    public var file: GTFSFile
+    public var line: Int
+    public var reason: String
+
+    public init(file: GTFSFile, line: Int, reason: String) {
+        self.file = file
+        self.line = line
+        self.reason = reason
+    }
+
+    public var description: String { "\(file.rawValue) line \(line): \(reason)" }
+}
+
+/// An operator (`agency.txt`).
+public struct TransitAgency: Sendable, Equatable {
+    public var id: String
+    public var name: String
+    /// IANA time zone name.
+    public var timeZone: String
+    /// BCP 47 language of its texts, if given.
+    public var language: String?
+
+    public init(id: String, name: String, timeZone: String, language: String?) {
+        self.id = id
+        self.name = name
+        self.timeZone = timeZone
+        self.language = language
+    }
+}
+
+/// A stop, station or entrance (`stops.txt`).
+public struct TransitStop: Sendable, Equatable {
+    public var id: String
+    public var name: String
+    public var lat: Double
+    public var lon: Double
+    /// The station it belongs to, if any.
+    public var parent: String?
+
+    public init(id: String, name: String, lat: Double, lon: Double, parent: String?) {
+        self.id = id
+        self.name = name
+        self.lat = lat
+        self.lon = lon
+        self.parent = parent
+    }
+}
+
+/// A route (`routes.txt`).
+public struct TransitRoute: Sendable, Equatable {
+    public var id: String
+    public var shortName: String?
+    public var longName: String?
+    /// GTFS `route_type`: 0 tram, 1 subway, 2 rail, 3 bus, 4 ferry, 5 cable tram, 6 aerial lift,
+    /// 7 funicular, 11 trolleybus, 12 monorail, or an extended type (100–1799).
+    public var type: Int
+    public var agency: String?
+
+    /// The route's name as riders see it ("5", "Night bus N1").
+    public var name: String { [shortName, longName].compactMap { $0 }.first ?? id }
+
+    /// Whether `type` is one GTFS defines (basic or extended).
+    static func isKnownType(_ t: Int) -> Bool { (0...7).contains(t) || t == 11 || t == 12 || (100...1799).contains(t) }
+}
+
+/// A city's network as its GTFS feed describes it: operators, stops, routes and the stops each
+/// route serves.
+public struct TransitNetwork: Sendable, Equatable {
+    public var agencies: [TransitAgency] = []
+    public var stops: [String: TransitStop] = [:]
+    public var routes: [String: TransitRoute] = [:]
+    /// Each route's stops (by id, sorted), from its trips' stop times.
+    public var stopsOfRoute: [String: [String]] = [:]
+
+    public init() {}
+}
+
+/// Reads a GTFS feed's files, one record at a time (`CSVReader`'s), into a `TransitNetwork`: each
+/// file's first record is its header, so columns are found by name, in any order, extra ones
+/// ignored. A bad row is refused with its file, line and reason, and the rest is kept. Holds what
+/// the network needs and, while stop times are read, each trip's route (by number, not by id):
+/// a city's 5 million stop times pass through without being kept.
+public struct GTFSReader: Sendable {
+    /// Limits on what a feed may hold.
+    public struct Limits: Sendable, Equatable {
+        public var maxStops = 1_000_000
+        public var maxRoutes = 100_000
+        public var maxTrips = 5_000_000
+        /// Rejects kept with their reasons; beyond, only counted.
+        public var maxRejectsKept = 1_000
+        public init() {}
+    }
+
+    /// A file's columns by name.
+    private struct Header {
+        var index: [String: Int] = [:]
+        var count = 0
+        init() {}
+        init(_ record: CSVRecord) {
+            count = record.count
+            for (i, name) in record.fields.enumerated() where index[name.trimmed] == nil { index[name.trimmed] = i }
+        }
+        func callAsFunction(_ name: String) -> Int? { index[name] }
+    }
+
+    public let limits: Limits
+    public private(set) var network = TransitNetwork()
+    public private(set) var rejects: [GTFSReject] = []
+    /// Every reject, kept or not.
+    public private(set) var rejectCount = 0
+    private var file: GTFSFile?
+    private var header: Header?
+    /// Trips by id, as the number of their route in `routeIDs`.
+    private var tripRoutes: [String: Int32] = [:]
+    private var routeIDs: [String] = []
+    private var routeNumbers: [String: Int32] = [:]
+    /// Stops by id, as their number in `stopIDs`.
+    private var stopNumbers: [String: Int32] = [:]
+    private var stopIDs: [String] = []
+    /// Each route's stops (numbers), by route number.
+    private var servedStops: [Set<Int32>] = []
+
+    public init(limits: Limits = Limits()) { self.limits = limits }
+
+    /// The records that follow are `file`'s (its header first).
+    public mutating func begin(_ file: GTFSFile) {
+        self.file = file
+        header = nil
+    }
+
+    /// A refusal of the CSV reader in the current file.
+    public mutating func refused(line: Int, reason: String) {
+        if let file { reject(file, line, reason) }
+    }
+
+    /// One record of the current file.
+    public mutating func take(_ record: CSVRecord) {
+        guard let file else { return }
+        guard let header else {
+            header = Header(record)
+            if let missing = Self.required(file).first(where: { header!($0) == nil }) {
+                reject(file, record.line, "no \(missing) column")
+            }
+            return
+        }
+        guard Self.required(file).allSatisfy({ header($0) != nil }) else { return } // the header said why
+        guard record.count == header.count else {
+            return reject(file, record.line, "\(record.count) fields where the header has \(header.count)")
+        }
+        func field(_ name: String) -> String? {
+            header(name).flatMap { record[$0]?.trimmed }.flatMap { $0.isEmpty ? nil : $0 }
+        }
+        do throws(Refusal) {
+            switch file {
+            case .agency: try agency(field)
+            case .stops: try stop(field)
+            case .routes: try route(field)
+            case .trips: try trip(field)
+            case .stopTimes: try stopTime(field)
+            }
+        } catch {
+            reject(file, record.line, error.reason)
+        }
+    }
+
+    /// The network read (stop lists sorted), and the rejects.
+    public func finished() -> TransitNetwork {
+        var out = network
+        for (i, stops) in servedStops.enumerated() where !stops.isEmpty { out.stopsOfRoute[routeIDs[i]] = stops.map { stopIDs[Int($0)] }.sorted() }
+        return out
+    }
+
+    struct Refusal: Error {
+        var reason: String
+        init(_ reason: String) { self.reason = reason }
+    }
+
+    private static func required(_ file: GTFSFile) -> [String] {
+        switch file {
+        case .agency: ["agency_name", "agency_timezone"]
+        case .stops: ["stop_id"]
+        case .routes: ["route_id", "route_type"]
+        case .trips: ["route_id", "trip_id"]
+        case .stopTimes: ["trip_id", "stop_id"]
+        }
+    }
+
+    private mutating func agency(_ field: (String) -> String?) throws(Refusal) {
+        guard let name = field("agency_name") else { throw Refusal("no agency_name") }
+        guard let zone = field("agency_timezone") else { throw Refusal("no agency_timezone") }
+        network.agencies.append(TransitAgency(id: field("agency_id") ?? "", name: name, timeZone: zone, language: field("agency_lang")))
+    }
+
+    private mutating func stop(_ field: (String) -> String?) throws(Refusal) {
+        guard let id = field("stop_id") else { throw Refusal("no stop_id") }
+        guard network.stops[id] == nil else { throw Refusal("stop_id \(id) given twice") }
+        // Generic nodes (3) and boarding areas (4) have no place of their own: not needed.
+        let locationType = field("location_type").flatMap { Int($0) } ?? 0
+        guard locationType <= 2 else { return }
+        guard let latText = field("stop_lat"), let lat = Double(latText), lat.isFinite, abs(lat) <= 90 else {
+            throw Refusal("stop \(id): stop_lat \(field("stop_lat") ?? "(none)") is not a latitude")
+        }
+        guard let lonText = field("stop_lon"), let lon = Double(lonText), lon.isFinite, abs(lon) <= 180 else {
+            throw Refusal("stop \(id): stop_lon \(field("stop_lon") ?? "(none)") is not a longitude")
+        }
+        guard network.stops.count < limits.maxStops else { throw Refusal("more than \(limits.maxStops) stops") }
+        network.stops[id] = TransitStop(id: id, name: field("stop_name") ?? id, lat: lat, lon: lon, parent: field("parent_station"))
+        stopNumbers[id] = Int32(stopIDs.count)
+        stopIDs.append(id)
+    }
+
+    private mutating func route(_ field: (String) -> String?) throws(Refusal) {
+        guard let id = field("route_id") else { throw Refusal("no route_id") }
+        guard network.routes[id] == nil else { throw Refusal("route_id \(id) given twice") }
+        guard let typeText = field("route_type"), let type = Int(typeText), TransitRoute.isKnownType(type) else {
+            throw Refusal("route \(id): route_type \(field("route_type") ?? "(none)") is not a GTFS route type")
+        }
+        guard network.routes.count < limits.maxRoutes else { throw Refusal("more than \(limits.maxRoutes) routes") }
+        network.routes[id] = TransitRoute(id: id, shortName: field("route_short_name"), longName: field("route_long_name"), type: type,
+                                          agency: field("agency_id"))
+        routeNumbers[id] = Int32(routeIDs.count)
+        routeIDs.append(id)
+        servedStops.append([])
+    }
+
+    private mutating func trip(_ field: (String) -> String?) throws(Refusal) {
+        guard let id = field("trip_id") else { throw Refusal("no trip_id") }
+        guard let route = field("route_id") else { throw Refusal("trip \(id): no route_id") }
+        guard let number = routeNumbers[route] else { throw Refusal("trip \(id): route_id \(route) is not in routes.txt") }
+        guard tripRoutes.count < limits.maxTrips else { throw Refusal("more than \(limits.maxTrips) trips") }
+        tripRoutes[id] = number
+    }
+
+    private mutating func stopTime(_ field: (String) -> String?) throws(Refusal) {
+        guard let trip = field("trip_id") else { throw Refusal("no trip_id") }
+        guard let stop = field("stop_id") else { throw Refusal("trip \(trip): no stop_id") }
+        guard let route = tripRoutes[trip] else { throw Refusal("trip_id \(trip) is not in trips.txt") }
+        guard let number = stopNumbers[stop] else { throw Refusal("stop_id \(stop) is not in stops.txt") }
+        servedStops[Int(route)].insert(number)
+    }
+
+    private mutating func reject(_ file: GTFSFile, _ line: Int, _ reason: String) {
+        rejectCount += 1
+        if rejects.count < limits.maxRejectsKept { rejects.append(GTFSReject(file: file, line: line, reason: reason)) }
+    }
+}
+
+extension String {
+    /// Without the spaces around it (GTFS producers pad columns).
+    fileprivate var trimmed: String {
+        let utf8 = self.utf8
+        guard let first = utf8.first, let last = utf8.last, first == 0x20 || last == 0x20 || first == 0x09 || last == 0x09 else { return self }
+        return String(self.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+    }
+}

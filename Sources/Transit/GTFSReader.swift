@@ -68,6 +68,14 @@ public struct TransitRoute: Sendable, Equatable {
     public var type: Int
     public var agency: String?
 
+    public init(id: String, shortName: String?, longName: String?, type: Int, agency: String?) {
+        self.id = id
+        self.shortName = shortName
+        self.longName = longName
+        self.type = type
+        self.agency = agency
+    }
+
     /// The route's name as riders see it ("5", "Night bus N1").
     public var name: String { [shortName, longName].compactMap { $0 }.first ?? id }
 

@@ -9,6 +9,8 @@ import PackageDescription
 // - hdrhistogram-swift: latency percentiles in the load-test harness.
 // - GRDB.swift: SQLite (WAL, migrations, savepoints) for the embedded durable store.
 // - swift-service-lifecycle: ordered start and graceful stop of the server's services (ServiceGroup).
+// - swift-protobuf: decodes GTFS-Realtime (the operators' protobuf alerts); its code is generated
+//   once and committed (scripts/generate-protobuf.sh), so CI builds only the runtime library.
 // A feed's parse calls back into these targets' classes a million times; checking exclusive access
 // to their properties at run time took an eighth of the parse. Their classes are used by one
 // thread at a time (documented on each); debug builds still check at run time.
@@ -32,6 +34,7 @@ let package = Package(
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
     ],
     targets: [
         // C shims: nothing but these targets sees C headers.
@@ -48,6 +51,9 @@ let package = Package(
         .target(name: "CLinux"),
         // Public transport's standard feeds (GTFS), pure: a streaming CSV reader and the records.
         .target(name: "Transit"),
+        // GTFS-Realtime alerts decoded (swift-protobuf, generated code committed) into Transit's alerts.
+        .target(name: "TransitFeeds", dependencies: ["Transit", .product(name: "SwiftProtobuf", package: "swift-protobuf")],
+                exclude: ["Proto"]),
 
         // The web client (pages, hubbub.js) as files the server sends: types, ETags, gzip, CSP.
         .target(name: "WebClient", dependencies: ["CZlib", "HubbubCrypto"], resources: [.copy("Public")]),
@@ -158,7 +164,7 @@ let package = Package(
         .testTarget(name: "WebSocketTests", dependencies: ["WebSocket"]),
         .testTarget(name: "StreamingXMLTests", dependencies: ["StreamingXML"]),
         .testTarget(name: "WebClientTests", dependencies: ["WebClient"]),
-        .testTarget(name: "TransitTests", dependencies: ["Transit", "SeededRandom"]),
+        .testTarget(name: "TransitTests", dependencies: ["Transit", "TransitFeeds", "SeededRandom"]),
         .testTarget(name: "TonightTests", dependencies: ["Tonight", "TonightService", "StreamingXML", "SeededRandom"]),
         // A seeded random generator for the pure test targets (which must not depend on the server).
         .target(name: "SeededRandom", path: "Tests/SeededRandom"),

@@ -135,14 +135,8 @@ public struct CSVReader: Sendable {
             }
         case .unquoted:
             switch b {
-            case Self.comma:
-                record.endField()
-                state = .fieldStart
-                checkFieldCount()
-            case Self.cr, Self.lf:
-                record.endField()
-                endRecord(&out)
-                newLine()
+            case Self.comma, Self.cr, Self.lf:
+                fieldEnded(by: b, &out)
             case Self.quote:
                 refuse("a quote inside field \(record.fieldCount), which does not start with one")
             default:
@@ -161,17 +155,23 @@ public struct CSVReader: Sendable {
             case Self.quote:
                 state = .quoted
                 append(Self.quote)
-            case Self.comma:
-                record.endField()
-                state = .fieldStart
-                checkFieldCount()
-            case Self.cr, Self.lf:
-                record.endField()
-                endRecord(&out)
-                newLine()
+            case Self.comma, Self.cr, Self.lf:
+                fieldEnded(by: b, &out)
             default:
                 refuse("text after the closing quote of field \(record.fieldCount)")
             }
+        }
+    }
+
+    /// A comma or a line end after a field: the field ends, and at a line end the record too.
+    private mutating func fieldEnded(by b: UInt8, _ out: inout [Event]) {
+        record.endField()
+        if b == Self.comma {
+            state = .fieldStart
+            checkFieldCount()
+        } else {
+            endRecord(&out)
+            newLine()
         }
     }
 

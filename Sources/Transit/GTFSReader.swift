@@ -91,8 +91,21 @@ public struct TransitNetwork: Sendable, Equatable {
     public var routes: [String: TransitRoute] = [:]
     /// Each route's stops (by id, sorted), from its trips' stop times.
     public var stopsOfRoute: [String: [String]] = [:]
+    /// Each trip's route, by route number (an alert may name a trip alone).
+    var tripRoutes: [String: Int32] = [:]
+    var routeIDs: [String] = []
 
     public init() {}
+
+    /// The route a trip runs on.
+    public func route(ofTrip trip: String) -> String? { tripRoutes[trip].map { routeIDs[Int($0)] } }
+
+    /// Notes that `trip` runs on `route` (a network built by hand).
+    public mutating func setRoute(_ route: String, ofTrip trip: String) {
+        if let i = routeIDs.firstIndex(of: route) { tripRoutes[trip] = Int32(i); return }
+        routeIDs.append(route)
+        tripRoutes[trip] = Int32(routeIDs.count - 1)
+    }
 }
 
 /// Reads a GTFS feed's files, one record at a time (`CSVReader`'s), into a `TransitNetwork`: each
@@ -186,6 +199,8 @@ public struct GTFSReader: Sendable {
     /// The network read (stop lists sorted), and the rejects.
     public func finished() -> TransitNetwork {
         var out = network
+        out.tripRoutes = tripRoutes
+        out.routeIDs = routeIDs
         for (i, stops) in servedStops.enumerated() where !stops.isEmpty { out.stopsOfRoute[routeIDs[i]] = stops.map { stopIDs[Int($0)] }.sorted() }
         return out
     }

@@ -16,13 +16,16 @@ public struct TransitAlert: Sendable, Equatable {
         public var agency: String?
         public var route: String?
         public var routeType: Int?
-        /// The route of a trip the alert names.
+        /// A trip the alert names, and its route when the alert gives it.
+        public var trip: String?
         public var tripRoute: String?
         public var stop: String?
-        public init(agency: String? = nil, route: String? = nil, routeType: Int? = nil, tripRoute: String? = nil, stop: String? = nil) {
+        public init(agency: String? = nil, route: String? = nil, routeType: Int? = nil, trip: String? = nil, tripRoute: String? = nil,
+                    stop: String? = nil) {
             self.agency = agency
             self.route = route
             self.routeType = routeType
+            self.trip = trip
             self.tripRoute = tripRoute
             self.stop = stop
         }
@@ -82,7 +85,9 @@ public struct PlacedAlert: Sendable, Equatable {
         var stops = Set<String>()
         for e in alert.entities {
             if let stop = e.stop, network.stops[stop] != nil { stops.insert(stop) }
-            for route in [e.route, e.tripRoute].compactMap({ $0 }) { stops.formUnion(network.stopsOfRoute[route] ?? []) }
+            // A trip informs its route's stops: the route the alert gives, else the one the feed says it runs on.
+            let tripRoute = e.tripRoute ?? e.trip.flatMap(network.route(ofTrip:))
+            for route in [e.route, tripRoute].compactMap({ $0 }) { stops.formUnion(network.stopsOfRoute[route] ?? []) }
         }
         guard !stops.isEmpty else {
             return .failure(PlacementError(alert: alert.id, reason: "no informed entity is a stop, route or trip of the feed's network"))

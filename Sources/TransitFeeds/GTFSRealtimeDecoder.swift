@@ -64,6 +64,7 @@ public enum GTFSRealtimeDecoder {
             entities: a.informedEntity.map { e in
                 TransitAlert.Entity(agency: e.hasAgencyID ? e.agencyID : nil, route: e.hasRouteID ? e.routeID : nil,
                                     routeType: e.hasRouteType ? Int(e.routeType) : nil,
+                                    trip: e.hasTrip && e.trip.hasTripID ? e.trip.tripID : nil,
                                     tripRoute: e.hasTrip && e.trip.hasRouteID ? e.trip.routeID : nil, stop: e.hasStopID ? e.stopID : nil)
             },
             header: texts(a.headerText), description: texts(a.descriptionText))

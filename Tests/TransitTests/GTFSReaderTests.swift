@@ -61,6 +61,9 @@ final class GTFSReaderTests: XCTestCase {
         XCTAssertEqual(network.routes["T1"]?.type, 0)
         XCTAssertEqual(network.routes["B30"]?.name, "30D")
         XCTAssertEqual(network.stopsOfRoute, ["T1": ["EMI", "KAR-1"], "B30": ["KAR", "TAK"]])
+        XCTAssertEqual(network.route(ofTrip: "T1-b"), "T1")
+        XCTAssertEqual(network.route(ofTrip: "B30-a"), "B30")
+        XCTAssertNil(network.route(ofTrip: "nope"))
     }
 
     func testBadRowsAreRefusedWithFileLineAndReasonAndTheRestKept() {

@@ -65,7 +65,7 @@ final class GTFSRealtimeDecoderTests: XCTestCase {
         XCTAssertEqual(got.timestamp, 1_764_000_000)
         XCTAssertEqual(got.alerts, [
             TransitAlert(id: "stop-lift", activePeriods: [(start: 100, end: 200)], entities: [.init(stop: "TAK")], header: [.init("Lift out of order")]),
-            TransitAlert(id: "t1-stopped", entities: [.init(route: "T1"), .init(tripRoute: "T1")],
+            TransitAlert(id: "t1-stopped", entities: [.init(route: "T1"), .init(trip: "T1-a", tripRoute: "T1")],
                          header: [.init("Tramvay durdu", language: "tr"), .init("Tram stopped", language: "en")],
                          description: [.init("Kaza", language: "tr")]),
             TransitAlert(id: "old", isDeleted: true),

@@ -13,6 +13,7 @@ final class PlacedAlertTests: XCTestCase {
         }
         n.routes["T1"] = TransitRoute(id: "T1", shortName: "T1", longName: nil, type: 0, agency: "IETT")
         n.stopsOfRoute["T1"] = ["EMI", "KAR-1"]
+        n.setRoute("T1", ofTrip: "T1-a")
         return n
     }
 
@@ -31,6 +32,13 @@ final class PlacedAlertTests: XCTestCase {
         let placed = try PlacedAlert.place(TransitAlert(id: "a2", entities: [.init(route: "T1"), .init(stop: "EMI"), .init(tripRoute: "T1")],
                                                         header: [.init("Tram stopped")]), in: network).get()
         XCTAssertEqual(placed.points, [.init(lat: 41.017, lon: 28.970), .init(lat: 41.0223, lon: 28.9771)])
+    }
+
+    func testATripAloneInformsTheStopsOfTheRouteItRunsOn() throws {
+        let placed = try PlacedAlert.place(TransitAlert(id: "a7", entities: [.init(trip: "T1-a")], header: [.init("Delayed")]), in: network).get()
+        XCTAssertEqual(placed.points.count, 2)
+        XCTAssertEqual(PlacedAlert.place(TransitAlert(id: "a8", entities: [.init(trip: "unknown")], header: [.init("x")]), in: network),
+                       .failure(PlacementError(alert: "a8", reason: "no informed entity is a stop, route or trip of the feed's network")))
     }
 
     func testTheAgencysLanguageFirstThenTheUntaggedThenTheFirst() throws {

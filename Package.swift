@@ -40,7 +40,8 @@ let package = Package(
         // C shims: nothing but these targets sees C headers.
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl",
                        providers: [.apt(["libssl-dev"])]),
-        .systemLibrary(name: "CZlib", pkgConfig: "zlib",
+        // (Not "CZlib": ZIPFoundation, for GTFS zips, declares a module of that name.)
+        .systemLibrary(name: "CHubbubZlib", pkgConfig: "zlib",
                        providers: [.apt(["zlib1g-dev"])]),
         // libxml2's push parser, for feeds streamed as they arrive (no DOM, no DTD, no entities).
         .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0",
@@ -56,13 +57,13 @@ let package = Package(
                 exclude: ["Proto"]),
 
         // The web client (pages, hubbub.js) as files the server sends: types, ETags, gzip, CSP.
-        .target(name: "WebClient", dependencies: ["CZlib", "HubbubCrypto"], resources: [.copy("Public")]),
+        .target(name: "WebClient", dependencies: ["CHubbubZlib", "HubbubCrypto"], resources: [.copy("Public")]),
 
         // Hashes, HMAC, KDF and randomness from OpenSSL's libcrypto.
         .target(name: "HubbubCrypto", dependencies: ["COpenSSL"]),
 
         // Pure, I/O-free WebSocket protocol: HTTP upgrade, frames, UTF-8, close, permessage-deflate.
-        .target(name: "WebSocket", dependencies: ["CZlib", "HubbubCrypto"]),
+        .target(name: "WebSocket", dependencies: ["CHubbubZlib", "HubbubCrypto"]),
 
         // The only code that touches file descriptors: sockets, epoll loops, timers, TLS, queues.
         .target(name: "Transport", dependencies: [

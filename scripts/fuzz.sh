@@ -23,7 +23,7 @@ SWIFTC="${SWIFTC:-swiftc}"
 # every module must be instrumented, so each is compiled with the same flags.
 FLAGS=(-sanitize=fuzzer,address -parse-as-library -O -g -use-ld=lld
        -I "$OUT"
-       -Xcc -fmodule-map-file=Sources/CZlib/module.modulemap -I Sources/CZlib
+       -Xcc -fmodule-map-file=Sources/CHubbubZlib/module.modulemap -I Sources/CHubbubZlib
        -Xcc -fmodule-map-file=Sources/COpenSSL/module.modulemap -I Sources/COpenSSL)
 
 build_module() { # name sources...

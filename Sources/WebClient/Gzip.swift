@@ -1,4 +1,4 @@
-import CZlib
+import CHubbubZlib
 
 /// gzip (RFC 1952) of a whole buffer, for the web client's files: compressed once at start-up.
 enum Gzip {

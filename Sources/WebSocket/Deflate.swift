@@ -1,4 +1,4 @@
-import CZlib
+import CHubbubZlib
 
 /// Raw-deflate compression of whole messages for permessage-deflate (RFC 7692 §7.2.1).
 /// Not thread-safe: one owner at a time (a connection, an event loop, or a pool checkout).

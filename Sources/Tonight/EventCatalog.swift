@@ -5,9 +5,6 @@ import Foundation
 /// artist and category, artists by name. A value: records in, answers out; the service keeps one
 /// behind a lock.
 public struct EventCatalog: Sendable {
-    /// How a record compares with what the catalog holds.
-    public enum Change: Sendable { case added, changed, unchanged }
-
     /// One recommended artist of an artist (the affinity feed).
     public struct Recommendation: Sendable, Equatable {
         public var artist: String
@@ -103,17 +100,6 @@ public struct EventCatalog: Sendable {
             let slot = events.slot(for: e.id)
             return (events.row(at: slot), events[slot].map(FeedRecord.event))
         }
-    }
-
-    public func change(_ record: FeedRecord) -> Change {
-        let held: FeedRecord? = switch record {
-        case .category(let c): categories[c.id].map(FeedRecord.category)
-        case .artist(let a): artists[a.id].map(FeedRecord.artist)
-        case .venue(let v): venues[v.id].map(FeedRecord.venue)
-        case .event(let e): events[e.id].map(FeedRecord.event)
-        }
-        guard let held else { return .added }
-        return held == record ? .unchanged : .changed
     }
 
     /// Takes records in (replacing those of the same id), keeping every index in step.

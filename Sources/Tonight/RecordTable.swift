@@ -72,9 +72,4 @@ public struct RecordTable<Record: Sendable>: Sendable {
 
     /// Every record held, in slot order.
     public var values: some Sequence<Record> { records.lazy.compactMap { $0 } }
-
-    /// Every slot holding a record.
-    public var filledSlots: some Sequence<Slot> {
-        records.indices.lazy.filter { records[$0] != nil }.map { Slot($0) }
-    }
 }

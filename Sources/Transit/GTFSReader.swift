@@ -91,7 +91,8 @@ public struct TransitNetwork: Sendable, Equatable {
     public var routes: [String: TransitRoute] = [:]
     /// Each route's stops (by id, sorted), from its trips' stop times.
     public var stopsOfRoute: [String: [String]] = [:]
-    /// Each trip's route, by route number (an alert may name a trip alone).
+    /// Each trip's route, by its number in `routeIDs` (an alert may name a trip alone); the reader
+    /// numbers routes as it meets them.
     var tripRoutes: [String: Int32] = [:]
     var routeIDs: [String] = []
 
@@ -143,9 +144,6 @@ public struct GTFSReader: Sendable {
     public private(set) var rejectCount = 0
     private var file: GTFSFile?
     private var header: Header?
-    /// Trips by id, as the number of their route in `routeIDs`.
-    private var tripRoutes: [String: Int32] = [:]
-    private var routeIDs: [String] = []
     private var routeNumbers: [String: Int32] = [:]
     /// Stops by id, as their number in `stopIDs`.
     private var stopNumbers: [String: Int32] = [:]
@@ -199,9 +197,7 @@ public struct GTFSReader: Sendable {
     /// The network read (stop lists sorted), and the rejects.
     public func finished() -> TransitNetwork {
         var out = network
-        out.tripRoutes = tripRoutes
-        out.routeIDs = routeIDs
-        for (i, stops) in servedStops.enumerated() where !stops.isEmpty { out.stopsOfRoute[routeIDs[i]] = stops.map { stopIDs[Int($0)] }.sorted() }
+        for (i, stops) in servedStops.enumerated() where !stops.isEmpty { out.stopsOfRoute[network.routeIDs[i]] = stops.map { stopIDs[Int($0)] }.sorted() }
         return out
     }
 
@@ -253,8 +249,8 @@ public struct GTFSReader: Sendable {
         guard network.routes.count < limits.maxRoutes else { throw Refusal("more than \(limits.maxRoutes) routes") }
         network.routes[id] = TransitRoute(id: id, shortName: field("route_short_name"), longName: field("route_long_name"), type: type,
                                           agency: field("agency_id"))
-        routeNumbers[id] = Int32(routeIDs.count)
-        routeIDs.append(id)
+        routeNumbers[id] = Int32(network.routeIDs.count)
+        network.routeIDs.append(id)
         servedStops.append([])
     }
 
@@ -262,14 +258,14 @@ public struct GTFSReader: Sendable {
         guard let id = field("trip_id") else { throw Refusal("no trip_id") }
         guard let route = field("route_id") else { throw Refusal("trip \(id): no route_id") }
         guard let number = routeNumbers[route] else { throw Refusal("trip \(id): route_id \(route) is not in routes.txt") }
-        guard tripRoutes.count < limits.maxTrips else { throw Refusal("more than \(limits.maxTrips) trips") }
-        tripRoutes[id] = number
+        guard network.tripRoutes.count < limits.maxTrips else { throw Refusal("more than \(limits.maxTrips) trips") }
+        network.tripRoutes[id] = number
     }
 
     private mutating func stopTime(_ field: (String) -> String?) throws(Refusal) {
         guard let trip = field("trip_id") else { throw Refusal("no trip_id") }
         guard let stop = field("stop_id") else { throw Refusal("trip \(trip): no stop_id") }
-        guard let route = tripRoutes[trip] else { throw Refusal("trip_id \(trip) is not in trips.txt") }
+        guard let route = network.tripRoutes[trip] else { throw Refusal("trip_id \(trip) is not in trips.txt") }
         guard let number = stopNumbers[stop] else { throw Refusal("stop_id \(stop) is not in stops.txt") }
         servedStops[Int(route)].insert(number)
     }

@@ -11,6 +11,9 @@ import PackageDescription
 // - swift-service-lifecycle: ordered start and graceful stop of the server's services (ServiceGroup).
 // - swift-protobuf: decodes GTFS-Realtime (the operators' protobuf alerts); its code is generated
 //   once and committed (scripts/generate-protobuf.sh), so CI builds only the runtime library.
+// - ZIPFoundation: reads GTFS feeds (zips), one entry at a time, streamed into the CSV reader.
+// - async-http-client: polls operators' GTFS-Realtime URLs (conditional GETs, timeouts, redirects,
+//   TLS); it brings swift-nio, which the PostgreSQL driver needs too.
 // A feed's parse calls back into these targets' classes a million times; checking exclusive access
 // to their properties at run time took an eighth of the parse. Their classes are used by one
 // thread at a time (documented on each); debug builds still check at run time.
@@ -35,6 +38,8 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
+        .package(url: "https://github.com/weichsel/ZIPFoundation", from: "0.9.20"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         // C shims: nothing but these targets sees C headers.
@@ -114,6 +119,18 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
 
+        // Public transport live: GTFS feeds (zips) stored and swapped whole, GTFS-Realtime alerts
+        // (posted or polled) turned into provider intel items on the routes domain's stream.
+        .target(name: "TransitService", dependencies: [
+            "Transit", "TransitFeeds", "Routes", "RouteService", "Realtime", "Storage", "DomainSeam",
+            .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "Metrics", package: "swift-metrics"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ]),
+
         // Tonight's events live: the feeds' durable catalog, an actor per event-goer with their
         // durable user: room, event: rooms, the clock of suggestions and reminders.
         .target(name: "TonightService", dependencies: [
@@ -130,7 +147,7 @@ let package = Package(
 
         // Wiring: configuration, endpoints, metrics exposition.
         .target(name: "HubbubServer", dependencies: [
-            "Transport", "WebSocket", "Realtime", "Storage", "Accounts", "HubbubCrypto", "VenueService", "RouteService", "TonightService", "DomainSeam", "WebClient",
+            "Transport", "WebSocket", "Realtime", "Storage", "Accounts", "HubbubCrypto", "VenueService", "RouteService", "TransitService", "TonightService", "DomainSeam", "WebClient",
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             .product(name: "GRDB", package: "GRDB.swift"),

@@ -37,5 +37,9 @@ public enum AccountSchema {
                 ALTER TABLE user ADD COLUMN privacy_requests TEXT NOT NULL DEFAULT 'everyone';
                 """)
         }
+        migrator.registerMigration("accounts.v3") { db in
+            // The language the user reads (a BCP 47 tag): provider items are shown in it when they have it.
+            try db.execute(sql: "ALTER TABLE user ADD COLUMN language TEXT")
+        }
     }
 }

@@ -35,6 +35,7 @@ public actor AccountService {
     private var signups: AddressBudget
     /// Who hides which list, for other domains' hot paths.
     nonisolated let privacy = PrivacyIndex()
+    nonisolated let languages = LanguageIndex()
 
     private let store: Store
     private let tokens: Tokens
@@ -71,6 +72,11 @@ public actor AccountService {
             }
         }
         for (list, users) in hiding { for user in users { privacy.set(list, user, .nobody) } }
+        let reading = try store.readNow { db in
+            try Row.fetchAll(db, sql: "SELECT id, language FROM user WHERE language IS NOT NULL AND deleted_at IS NULL")
+                .map { ($0["id"] as String, $0["language"] as String) }
+        }
+        for (user, tag) in reading { languages.set(user, tag) }
     }
 
     /// Revoked tokens remembered (tests and metrics).
@@ -242,13 +248,14 @@ public actor AccountService {
                     UPDATE user SET username = 'deleted user', username_key = 'deleted:' || id, email = NULL, email_key = NULL,
                         password_hash = NULL, password_salt = NULL, password_iterations = NULL, alias = NULL,
                         spotify = NULL, facebook = NULL, twitter = NULL, favorite_artists = '[]', favorite_genres = '[]',
-                        deleted_at = ? WHERE id = ? AND deleted_at IS NULL
+                        language = NULL, deleted_at = ? WHERE id = ? AND deleted_at IS NULL
                     """, arguments: [Date().timeIntervalSince1970, userID])
                 try erasure?.erase(user: userID, db)
             }
         } catch {
             throw ProtocolError(.unavailable, "could not delete the account")
         }
+        languages.set(userID, nil)
         await connections?.end(user: userID, keeping: nil, reason: "account deleted")
     }
 
@@ -303,7 +310,7 @@ public actor AccountService {
             found = try await store.read { db in
                 guard let row = try Row.fetchOne(db, sql: """
                     SELECT id, username, alias, spotify, facebook, twitter, favorite_artists, favorite_genres,
-                           privacy_checkins, privacy_votes, privacy_requests
+                           privacy_checkins, privacy_votes, privacy_requests, language
                     FROM user WHERE id = ? AND deleted_at IS NULL
                     """, arguments: [id]) else { return nil }
                 func list(_ column: String) -> JSON {
@@ -317,6 +324,7 @@ public actor AccountService {
                     ("spotify", optional("spotify")), ("facebook", optional("facebook")), ("twitter", optional("twitter")),
                     ("favoriteArtists", list("favorite_artists")), ("favoriteGenres", list("favorite_genres"))]
                 if own {
+                    fields.append(("language", optional("language")))
                     fields.append(("privacy", .object(PrivateList.allCases.map { ($0.rawValue, .string(row["privacy_\($0.rawValue)"])) })))
                 }
                 return .object(fields)
@@ -373,6 +381,17 @@ public actor AccountService {
             sets.append("alias = ?")
             values.append(alias?.isEmpty == false ? alias : nil)
         }
+        var language: String??
+        if args.value["language"] != nil {
+            // An empty or null language goes back to none: items are shown in their original text.
+            let tag = try args.optionalString("language", maxLength: 35).map { $0.trimmingCharacters(in: .whitespaces) }
+            if let tag, !tag.isEmpty, !LanguageTag.isWellFormed(tag) {
+                throw .badRequest("field language must be a BCP 47 language tag such as en, fi, tr or pt-BR")
+            }
+            language = .some(tag?.isEmpty == false ? tag : nil)
+            sets.append("language = ?")
+            values.append(language!)
+        }
         var audiences: [(PrivateList, Audience)] = []
         if let privacy = args.value["privacy"], privacy != .null {
             guard case .object(let fields) = privacy else { throw .badRequest("privacy must be an object {checkins?, votes?, requests?}") }
@@ -389,7 +408,7 @@ public actor AccountService {
             }
         }
         guard !sets.isEmpty else {
-            throw .badRequest("nothing to update: give spotify, facebook, twitter, favoriteArtists, favoriteGenres, alias or privacy")
+            throw .badRequest("nothing to update: give spotify, facebook, twitter, favoriteArtists, favoriteGenres, alias, language or privacy")
         }
         let sql = "UPDATE user SET \(sets.joined(separator: ", ")) WHERE id = ? AND deleted_at IS NULL"
         let arguments = StatementArguments(values + [id])
@@ -399,6 +418,7 @@ public actor AccountService {
             throw ProtocolError(.unavailable, "could not save the profile")
         }
         for (list, audience) in audiences { privacy.set(list, id, audience) }
+        if let language { languages.set(id, language) }
         return try await profile(id)
     }
 }

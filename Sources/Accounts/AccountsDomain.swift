@@ -130,6 +130,7 @@ public struct AccountsDomain: Domain {
         func exists(_ user: String) async -> Bool { ((try? await accounts.user(user)) ?? nil) != nil }
         func hides(_ list: PrivateList, _ user: String) -> Bool { accounts.privacy.hides(list, user) }
         func aliases(of users: [String]) async throws(ProtocolError) -> [String: String] { try await accounts.aliases(of: users) }
+        func language(of user: String) -> String? { accounts.languages.language(of: user) }
     }
 }
 

@@ -1,6 +1,7 @@
 import GRDB
 import Realtime
 import Synchronization
+import WebSocket
 
 /// What domains offer each other without importing each other: a domain provides a value under a
 /// protocol type when it is built, another looks it up when it needs it (so the order in which
@@ -30,6 +31,17 @@ public protocol UserDirectory: Sendable {
     /// The name shown for each of `users` that still exists: its alias, else its username. A
     /// deleted or unknown user is absent (show "deleted user", never their id).
     func aliases(of users: [String]) async throws(ProtocolError) -> [String: String]
+    /// The language `user` reads (`profile.update {language}`, a BCP 47 tag), if they set one.
+    /// From memory: asked for every reader of a localized push.
+    func language(of user: String) -> String?
+}
+
+/// The language each connection's reader set (the core provides it, from who is signed in on
+/// the connection and their profile): what a localized push (`Room.publish(_:languages:...)`)
+/// picks its version by.
+public protocol ReaderLanguages: Sendable {
+    /// The language of the user signed in on `member`, if any and if they set one.
+    func language(of member: ConnectionID) -> String?
 }
 
 /// The lists of a user's activity a user may hide (protocol.md `privacy`).

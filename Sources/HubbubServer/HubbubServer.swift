@@ -52,9 +52,10 @@ public final class HubbubServer: Sendable {
 
         let sink = LoopSink()
         let r = configuration.rooms
-        let signedIn = SignedInSessions()
         let capabilities = Capabilities()
+        let signedIn = SignedInSessions(capabilities: capabilities)
         capabilities.provide(SignedInConnections.self, signedIn)
+        capabilities.provide(ReaderLanguages.self, signedIn)
         let erasure = DomainErasure()
         capabilities.provide(UserErasure.self, erasure)
         let context = DomainContext(store: store, sink: sink, settings: configuration.domainSettings,

@@ -1,9 +1,11 @@
 import DomainSeam
 import Synchronization
+import WebSocket
 
-/// Every session signed in, by user: what `SignedInConnections` ends when tokens are revoked. A
+/// Every session signed in, by user: what `SignedInConnections` ends when tokens are revoked, and
+/// who reads on each connection (`ReaderLanguages`, with the users' languages from `users`). A
 /// session adds itself when it signs in and removes itself when it signs out or its connection ends.
-final class SignedInSessions: SignedInConnections {
+final class SignedInSessions: SignedInConnections, ReaderLanguages {
     private struct Entry {
         let session: Session
         let tokenID: String?
@@ -11,9 +13,16 @@ final class SignedInSessions: SignedInConnections {
 
     /// user → (session → the token it signed in with).
     private let byUser = Mutex<[String: [ObjectIdentifier: Entry]]>([:])
+    /// connection → the user signed in on it.
+    private let byMember = Mutex<[ConnectionID: String]>([:])
+    /// Where users' languages come from (the accounts domain's directory, once it is built).
+    private let capabilities: Capabilities
+
+    init(capabilities: Capabilities) { self.capabilities = capabilities }
 
     func add(_ session: Session, _ identity: Identity) {
         byUser.withLock { $0[identity.user, default: [:]][ObjectIdentifier(session)] = Entry(session: session, tokenID: identity.tokenID) }
+        byMember.withLock { $0[session.member] = identity.user }
     }
 
     func remove(_ session: Session, user: String) {
@@ -21,6 +30,12 @@ final class SignedInSessions: SignedInConnections {
             $0[user]?[ObjectIdentifier(session)] = nil
             if $0[user]?.isEmpty == true { $0[user] = nil }
         }
+        byMember.withLock { if $0[session.member] == user { $0[session.member] = nil } }
+    }
+
+    func language(of member: ConnectionID) -> String? {
+        guard let user = byMember.withLock({ $0[member] }) else { return nil }
+        return capabilities.resolve(UserDirectory.self)?.language(of: user)
     }
 
     /// Sessions signed in (metrics, tests).

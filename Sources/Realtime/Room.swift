@@ -74,8 +74,16 @@ public struct Room: Sendable {
     private struct Entry: Sendable {
         var seq: UInt64
         var message: OutboundMessage
+        /// The same push for readers of other languages, by language tag (a localized push).
+        var translated: [String: OutboundMessage] = [:]
         var at: Double
         var bytes: Int
+
+        /// The push a reader of `language` gets.
+        func message(for language: String?) -> OutboundMessage {
+            guard !translated.isEmpty, let language, let tag = LanguageTag.match(language, in: translated.keys) else { return message }
+            return translated[tag] ?? message
+        }
     }
 
     /// The room's name, e.g. `venue:v12`.
@@ -143,11 +151,51 @@ public struct Room: Sendable {
         return message
     }
 
-    private mutating func record(_ seq: UInt64, _ message: OutboundMessage, _ now: Double) {
+    /// Publishes a push whose text depends on the reader's language (an item with translations):
+    /// `data(nil)` is the push in its original language, `data(tag)` the one for readers of `tag`,
+    /// for each of `languages`. Each is encoded once; a member gets the one its language
+    /// (`languageOf`, matched by `LanguageTag.match`) picks, else the original; all share one `seq`.
+    /// Recovery replays to each member the version its language picks.
+    public mutating func publish(_ event: some RoomEvent, languages: [String], data: (String?) -> JSON,
+                                 languageOf: (ConnectionID) -> String?, now: Double, sink: any PushSink) {
+        guard !languages.isEmpty else {
+            publish(event, data: data(nil), now: now, sink: sink)
+            return
+        }
+        seq += 1
+        func encode(_ data: JSON) -> OutboundMessage {
+            OutboundMessage(text: Envelope.push(room: name, seq: seq, epoch: epoch, event: event.rawValue, data: data))
+        }
+        let original = encode(data(nil))
+        var translated: [String: OutboundMessage] = [:]
+        for tag in languages where translated[tag] == nil { translated[tag] = encode(data(tag)) }
+        record(seq, original, now, translated: translated)
+        // Each loop's members split by the version they read: one hand-over per version and loop.
+        var picked: [String: String?] = [:] // a reader's language → the tag it reads (nil: the original)
+        for group in members where !group.isEmpty {
+            var byTag: [String: [ConnectionID]] = [:]
+            var rest: [ConnectionID] = []
+            for member in group {
+                let tag = languageOf(member).flatMap { language in
+                    if let known = picked[language] { return known }
+                    let match = LanguageTag.match(language, in: languages)
+                    picked[language] = match
+                    return match
+                }
+                if let tag { byTag[tag, default: []].append(member) } else { rest.append(member) }
+            }
+            if byTag.isEmpty { sink.deliver(original, to: group); continue }
+            if !rest.isEmpty { sink.deliver(original, to: rest) }
+            for (tag, readers) in byTag { sink.deliver(translated[tag]!, to: readers) }
+        }
+    }
+
+    private mutating func record(_ seq: UInt64, _ message: OutboundMessage, _ now: Double, translated: [String: OutboundMessage] = [:]) {
         guard limits.count > 0 else { return }
         // The payload and its frame are both kept; a compressed frame, when made, is smaller.
-        let bytes = message.payload.count + message.frame.count + 64
-        history.append(Entry(seq: seq, message: message, at: now, bytes: bytes))
+        func size(_ m: OutboundMessage) -> Int { m.payload.count + m.frame.count + 64 }
+        let bytes = translated.isEmpty ? size(message) : translated.values.reduce(size(message)) { $0 + size($1) }
+        history.append(Entry(seq: seq, message: message, translated: translated, at: now, bytes: bytes))
         historyBytes += bytes
         account?.add(bytes)
         trimHistory(now: now)
@@ -163,6 +211,7 @@ public struct Room: Sendable {
             historyBytes -= history[historyStart].bytes
             account?.remove(history[historyStart].bytes)
             history[historyStart].message = Room.empty
+            history[historyStart].translated = [:]
             historyStart += 1
         }
         if historyStart == history.count {
@@ -192,10 +241,11 @@ public struct Room: Sendable {
         }
     }
 
-    /// Adds a member; with `since`, says whether the pushes it missed can be replayed.
-    /// The caller sends its reply and then the recovered pushes to this member before anything
-    /// else is published (it owns the room, so nothing can come in between).
-    public mutating func join(_ member: ConnectionID, since: Since?, now: Double) -> Resume {
+    /// Adds a member; with `since`, says whether the pushes it missed can be replayed (each in the
+    /// version a reader of `language` gets). The caller sends its reply and then the recovered
+    /// pushes to this member before anything else is published (it owns the room, so nothing can
+    /// come in between).
+    public mutating func join(_ member: ConnectionID, since: Since?, now: Double, language: String? = nil) -> Resume {
         if positions[member] == nil {
             let loop = Int(member.loop)
             if loop >= members.count { members.append(contentsOf: repeatElement([], count: loop + 1 - members.count)) }
@@ -208,7 +258,7 @@ public struct Room: Sendable {
         if since.seq == seq { return .recovered([]) }
         // The history must still hold seq+1 … current.
         guard historyStart < history.count, history[historyStart].seq <= since.seq + 1 else { return .snapshotNeeded }
-        return .recovered(history[historyStart...].filter { $0.seq > since.seq }.map(\.message))
+        return .recovered(history[historyStart...].filter { $0.seq > since.seq }.map { $0.message(for: language) })
     }
 
     /// Removes a member (no-op if absent).
@@ -226,9 +276,9 @@ public struct Room: Sendable {
     /// Subscribes `member` and answers its subscribe request first, then sends any missed pushes,
     /// in order: with `since` still in the history, `recovered: true` and the pushes; otherwise
     /// (`recovered: false` when `since` was given) a fresh `snapshot`.
-    public mutating func subscribe(_ member: ConnectionID, since: Since?, now: Double, reply: Replier,
+    public mutating func subscribe(_ member: ConnectionID, since: Since?, now: Double, reply: Replier, language: String? = nil,
                                    snapshot: () -> JSON) {
-        let resume = join(member, since: since, now: now)
+        let resume = join(member, since: since, now: now, language: language)
         var result: [(String, JSON)] = [("room", .string(name)), ("seq", .int(Int(seq))), ("epoch", .string(epoch))]
         switch resume {
         case .recovered(let missed):

@@ -50,8 +50,9 @@ public actor CorridorActor: RoomHost {
         if let successor = live() { return await successor.open(reply: reply, filter: filter, sort: sort) }
         lastActivity = Date().timeIntervalSince1970
         _ = room.join(reply.member, since: nil, now: lastActivity)
-        reply.success(["room": .string(room.name), "seq": .int(Int(room.seq)), "epoch": .string(room.epoch),
-                       "corridor": corridorJSON, "items": .array(Self.list(items, filter: filter, sort: sort, to: corridor.to, aliases: names))])
+        let language = directory.language(reply.member)
+        reply.success(["room": .string(room.name), "seq": .int(Int(room.seq)), "epoch": .string(room.epoch), "corridor": corridorJSON,
+                       "items": .array(Self.list(items, filter: filter, sort: sort, to: corridor.to, aliases: names, language: language))])
     }
 
     /// `subscribe {room: "route:<id>", since?}`: recovery, or a snapshot of every live item inside.
@@ -60,8 +61,10 @@ public actor CorridorActor: RoomHost {
         let names = await directory.aliases(items.compactMap(\.user))
         if let successor = live() { return try await successor.subscribe(reply: reply, since: since) }
         lastActivity = Date().timeIntervalSince1970
-        room.subscribe(reply.member, since: since, now: lastActivity, reply: reply) {
-            ["corridor": corridorJSON, "items": .array(Self.list(items, filter: IntelFilter(), sort: .distance, to: corridor.to, aliases: names))]
+        let language = directory.language(reply.member)
+        room.subscribe(reply.member, since: since, now: lastActivity, reply: reply, language: language) {
+            ["corridor": corridorJSON,
+             "items": .array(Self.list(items, filter: IntelFilter(), sort: .distance, to: corridor.to, aliases: names, language: language))]
         }
     }
 
@@ -76,9 +79,14 @@ public actor CorridorActor: RoomHost {
         room.publish(event, data: data, now: lastActivity, sink: sink)
     }
 
-    /// An item inside the corridor, as this corridor shows it (with its distance to the destination).
+    /// An item inside the corridor, as this corridor shows it (with its distance to the destination),
+    /// to each member in their language when the item has translations (one encoding per language).
     func publish(_ event: RouteEvent, item: IntelItem, aliases: Aliases) {
-        publish(event, ["item": item.json(distanceTo: corridor.to, aliases: aliases)])
+        lastActivity = Date().timeIntervalSince1970
+        let destination = corridor.to, directory = self.directory
+        room.publish(event, languages: item.translations.keys.sorted(), data: { tag in
+            ["item": item.json(distanceTo: destination, aliases: aliases, language: tag)]
+        }, languageOf: { directory.language($0) }, now: lastActivity, sink: sink)
     }
 
     /// Trims the history, and leaves the directory when nobody has watched for `seconds`.
@@ -95,16 +103,17 @@ public actor CorridorActor: RoomHost {
     }
 
     /// Items filtered, then newest first or closest to `destination` first (ties by id, so the order is stable).
-    static func list(_ items: [IntelItem], filter: IntelFilter, sort: IntelSort, to destination: GeoPoint, aliases: Aliases) -> [JSON] {
+    static func list(_ items: [IntelItem], filter: IntelFilter, sort: IntelSort, to destination: GeoPoint, aliases: Aliases,
+                     language: String?) -> [JSON] {
         let kept = items.filter(filter.matches)
         let ordered: [IntelItem]
         switch sort {
         case .time: ordered = kept.sorted { ($0.at, $0.id) > ($1.at, $1.id) }
         case .distance:
-            let keyed = kept.map { ($0.point.distance(to: destination), $0) }
+            let keyed = kept.map { ($0.distance(to: destination), $0) }
             ordered = keyed.sorted { ($0.0, $0.1.id) < ($1.0, $1.1.id) }.map(\.1)
         }
-        return ordered.map { $0.json(distanceTo: destination, aliases: aliases) }
+        return ordered.map { $0.json(distanceTo: destination, aliases: aliases, language: language) }
     }
 }
 

@@ -6,6 +6,7 @@ import Realtime
 import Routes
 import Storage
 import Synchronization
+import WebSocket
 
 /// A corridor that follows a user's recorded path to one of their destinations: private to them.
 struct CorridorOwner: Sendable, Equatable {
@@ -37,13 +38,17 @@ public final class CorridorDirectory: Sendable {
     let hub: IntelHub
     /// The names shown for users (`UserDirectory.aliases`); deleted users are absent.
     let aliases: @Sendable ([String]) async -> [String: String]
+    /// The language the reader on a connection set, if any (`ReaderLanguages`).
+    let language: @Sendable (ConnectionID) -> String?
     private let store: Store
     private let sink: any PushSink
     private let live: Mutex<Live>
 
     public init(store: Store, hub: IntelHub, sink: any PushSink, configuration: Configuration,
+                language: @escaping @Sendable (ConnectionID) -> String? = { _ in nil },
                 aliases: @escaping @Sendable ([String]) async -> [String: String]) {
         self.store = store
+        self.language = language
         self.hub = hub
         self.aliases = aliases
         self.sink = sink
@@ -113,9 +118,13 @@ public final class CorridorDirectory: Sendable {
 
     func liveHost(_ id: String) -> CorridorActor? { live.withLock { $0.actors[id] } }
 
-    /// The live corridors whose band contains `point`.
-    func corridors(containing point: GeoPoint) -> [CorridorActor] {
-        live.withLock { l in l.index.corridors(containing: point).compactMap { l.actors[$0] } }
+    /// The live corridors whose band contains any of `points`, each once.
+    func corridors(containing points: [GeoPoint]) -> [CorridorActor] {
+        live.withLock { l in
+            guard points.count > 1 else { return points.first.map { l.index.corridors(containing: $0).compactMap { l.actors[$0] } } ?? [] }
+            var seen = Set<String>()
+            return points.flatMap { l.index.corridors(containing: $0) }.filter { seen.insert($0).inserted }.compactMap { l.actors[$0] }
+        }
     }
 
     private func adopt(_ corridor: Corridor, id: String, owner: CorridorOwner?) -> CorridorActor {

@@ -50,6 +50,8 @@ public actor IntelHub {
         var items: [String: IntelItem] = [:]
         var index: ItemIndex
         var expiry = ExpiryQueue()
+        /// Live named items (`NamedItem`) by scope: what a full dataset replaces.
+        var named: [String: Set<String>] = [:]
 
         /// What the store holds live at `now` (items that fell due while the server was down have expired).
         init(grid: GeoGrid, store: Store, now: Double) throws {
@@ -59,8 +61,15 @@ public actor IntelHub {
 
         mutating func remember(_ item: IntelItem) {
             items[item.id] = item
-            index.insert(item.id, at: item.point, time: item.at)
+            index.insert(item.id, at: item.points, time: item.at)
             expiry.schedule(item.id, at: item.expiresAt)
+            if let scope = item.scope { named[scope, default: []].insert(item.id) }
+        }
+
+        mutating func forget(_ id: String) {
+            guard let item = items.removeValue(forKey: id) else { return }
+            index.remove(id)
+            if let scope = item.scope { named[scope]?.remove(id) }
         }
     }
 
@@ -201,14 +210,84 @@ public actor IntelHub {
         }
     }
 
+    /// A provider's batch of named items (`NamedItem`), in one durable write: each is added, revised
+    /// or left as it is; `ending` says which others of `scope` end. Returns what changed (for the
+    /// corridors' pushes) and how many were unchanged, once durable. A named item whose end is past
+    /// ends (or is ignored if it is not live). A failed write refuses the whole batch.
+    public func apply(_ batch: [NamedItem], scope: String, ending: NamedEnding, now: Double) async throws(ProtocolError)
+        -> (changes: [NamedChange], unchanged: Int) {
+        var changes: [NamedChange] = [], unchanged = 0
+        var ended: [IntelItem] = [], seen = Set<String>()
+        let ttl = configuration.ttlSeconds
+        for named in batch where named.scope == scope {
+            let id = Self.id(of: named.reference)
+            guard seen.insert(id).inserted else { continue } // an id given twice: the first counts
+            let existing = live.items[id]
+            if let end = named.endsAt, end <= now {
+                if let existing { ended.append(existing) }
+                continue
+            }
+            // An open-ended item is renewed once half its lifetime has gone, not at every message.
+            let expiresAt = named.endsAt ?? existing.flatMap { $0.expiresAt - now > ttl / 2 ? $0.expiresAt : nil } ?? now + ttl
+            if var item = existing {
+                let before = item
+                if item.revise(points: named.points, body: named.body, translations: named.translations, tags: named.tags,
+                               modes: named.modes, expiresAt: expiresAt) {
+                    changes.append(.revised(before: before, after: item))
+                } else {
+                    unchanged += 1
+                }
+            } else {
+                var item = IntelItem(id: id, points: named.points, kind: named.kind, author: .provider(source: named.source), tags: named.tags,
+                                     modes: named.modes, body: named.body, at: now, expiresAt: expiresAt)
+                item.translations = named.translations
+                item.reference = named.reference
+                changes.append(.added(item))
+            }
+        }
+        switch ending {
+        case .listed(let names):
+            for name in names {
+                let id = Self.id(of: "\(scope)/\(name)")
+                if seen.insert(id).inserted, let item = live.items[id] { ended.append(item) }
+            }
+        case .allOthers:
+            for id in live.named[scope] ?? [] where !seen.contains(id) { if let item = live.items[id] { ended.append(item) } }
+        }
+        changes += ended.map { .ended($0) }
+        guard !changes.isEmpty else { return ([], unchanged) }
+        guard store.acceptsWrites else { throw ProtocolError(.unavailable, "too many changes are waiting to be written; try again") }
+        for change in changes {
+            switch change {
+            case .added(let item), .revised(_, let item): live.remember(item)
+            case .ended(let item): live.forget(item.id)
+            }
+        }
+        let written = changes
+        try await durably { db in
+            for change in written {
+                switch change {
+                case .added(let item): try IntelRows.replace(item, postedAt: now, db)
+                case .revised(_, let item): try IntelRows.revise(item, db)
+                case .ended(let item): try IntelRows.end(item.id, at: now, db)
+                }
+            }
+        }
+        return (changes, unchanged)
+    }
+
+    /// The id of the item a provider names `reference`: the same whenever it comes back.
+    static func id(of reference: String) -> String {
+        "n" + Base64.encodeURL(Array(Digest.sha256(Array(reference.utf8)).prefix(12)))
+    }
+
     /// Takes out every item due at `now` and returns them (their rooms push `intel.expired`).
     /// Entries left behind by a like that postponed an item are dropped on the way.
     public func expire(now: Double) -> [IntelItem] {
         var gone: [IntelItem] = []
         for (at, id) in live.expiry.due(now: now) {
             guard let item = live.items[id], item.expiresAt == at else { continue }
-            live.items[id] = nil
-            live.index.remove(id)
+            live.forget(id)
             gone.append(item)
         }
         return gone

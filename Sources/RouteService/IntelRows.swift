@@ -1,22 +1,56 @@
 import Foundation
 import GRDB
+import Realtime
 import Routes
 
-/// How items, likes and links are stored and read back (`routes.v1`).
+/// How items, likes and links are stored and read back (`routes.v1`, `routes.v5`).
 enum IntelRows {
     static func insert(_ item: IntelItem, postedAt: Double, karma: Int, _ db: Database) throws {
-        var user: String?, source: String?
-        switch item.author {
-        case .user(let u): user = u
-        case .provider(let s): source = s
+        try write(item, postedAt: postedAt, verb: "INSERT", db)
+        if let user = item.user, karma != 0 { try addKarma(user, karma, db) }
+    }
+
+    /// A named item added (or back after it ended): whatever its id held before goes.
+    static func replace(_ item: IntelItem, postedAt: Double, _ db: Database) throws {
+        for table in ["intel_like", "intel_comment", "intel_link"] {
+            try db.execute(sql: "DELETE FROM \(table) WHERE item = ?", arguments: [item.id])
         }
+        try db.execute(sql: "DELETE FROM intel_link WHERE other = ?", arguments: [item.id])
+        try write(item, postedAt: postedAt, verb: "INSERT OR REPLACE", db)
+    }
+
+    private static func write(_ item: IntelItem, postedAt: Double, verb: String, _ db: Database) throws {
+        var source: String?
+        if case .provider(let s) = item.author { source = s }
         try db.execute(sql: """
-            INSERT INTO intel_item (id, lat, lon, kind, author_user, author_source, tags, modes, body, at, posted_at, expires_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """, arguments: [item.id, item.point.lat, item.point.lon, item.kind.rawValue, user, source,
+            \(verb) INTO intel_item (id, lat, lon, kind, author_user, author_source, tags, modes, body, at, posted_at, expires_at,
+                                     points, translations, reference)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, arguments: [item.id, item.point.lat, item.point.lon, item.kind.rawValue, item.user, source,
                              item.tags.joined(separator: ","), item.modes.map(\.rawValue).joined(separator: ","),
-                             item.body, item.at, postedAt, item.expiresAt])
-        if let user, karma != 0 { try addKarma(user, karma, db) }
+                             item.body, item.at, postedAt, item.expiresAt, pointsText(item), translationsText(item), item.reference])
+    }
+
+    /// A named item revised by its provider: places, text, tags, modes, end.
+    static func revise(_ item: IntelItem, _ db: Database) throws {
+        try db.execute(sql: """
+            UPDATE intel_item SET lat = ?, lon = ?, points = ?, body = ?, translations = ?, tags = ?, modes = ?, expires_at = ? WHERE id = ?
+            """, arguments: [item.point.lat, item.point.lon, pointsText(item), item.body, translationsText(item),
+                             item.tags.joined(separator: ","), item.modes.map(\.rawValue).joined(separator: ","), item.expiresAt, item.id])
+    }
+
+    /// An item ended before its time (its provider withdrew it).
+    static func end(_ id: String, at now: Double, _ db: Database) throws {
+        try db.execute(sql: "UPDATE intel_item SET expires_at = ? WHERE id = ?", arguments: [now, id])
+    }
+
+    /// Every point of an item at several, as "lat,lon;lat,lon" (NULL for one point: lat and lon say it).
+    private static func pointsText(_ item: IntelItem) -> String? {
+        item.points.count > 1 ? item.points.map { "\($0.lat),\($0.lon)" }.joined(separator: ";") : nil
+    }
+
+    private static func translationsText(_ item: IntelItem) -> String? {
+        item.translations.isEmpty ? nil : JSON.object(item.translations.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) }).encoded
     }
 
     static func like(_ item: IntelItem, by user: String, at: Double, karma: Int, _ db: Database) throws {
@@ -91,11 +125,24 @@ enum IntelRows {
             let user: String? = row["author_user"]
             let author: IntelItem.Author = user.map { .user($0) } ?? .provider(source: row["author_source"] ?? "")
             let tags: String = row["tags"], modes: String = row["modes"]
-            var item = IntelItem(id: row["id"], point: point, kind: kind, author: author,
+            var points = [point]
+            if let text: String = row["points"] {
+                let more = text.split(separator: ";").compactMap { pair -> GeoPoint? in
+                    let parts = pair.split(separator: ",")
+                    guard parts.count == 2, let lat = Double(parts[0]), let lon = Double(parts[1]) else { return nil }
+                    return GeoPoint(lat: lat, lon: lon)
+                }
+                if !more.isEmpty { points = more }
+            }
+            var item = IntelItem(id: row["id"], points: points, kind: kind, author: author,
                                  tags: tags.isEmpty ? [] : tags.split(separator: ",").map(String.init),
                                  modes: modes.split(separator: ",").compactMap { TravelMode(rawValue: String($0)) },
                                  body: row["body"], at: row["at"], expiresAt: row["expires_at"])
             item.comments = row["comments"]
+            item.reference = row["reference"]
+            if let text: String = row["translations"], case .object(let fields)? = try? JSONParser.parse(Array(text.utf8)) {
+                for (tag, value) in fields { if case .string(let t) = value { item.translations[tag] = t } }
+            }
             item.restore(likedBy: likes[item.id] ?? [], links: links[item.id] ?? [], expiresAt: row["expires_at"])
             return item
         }

@@ -98,5 +98,13 @@ public enum RouteSchema {
                 CREATE INDEX intel_link_other ON intel_link (other);
                 """)
         }
+        migrator.registerMigration("routes.v5") { db in
+            // Items at several places, in several languages, named by their provider (transit alerts).
+            try db.execute(sql: """
+                ALTER TABLE intel_item ADD COLUMN points TEXT;        -- "lat,lon;..." when more than one
+                ALTER TABLE intel_item ADD COLUMN translations TEXT;  -- {"tag": "text"} as JSON
+                ALTER TABLE intel_item ADD COLUMN reference TEXT;     -- "<feed>/<alert id>"
+                """)
+        }
     }
 }

@@ -89,7 +89,8 @@ public struct RoutesDomain: Domain {
         corridors.retireAfterSeconds = Double(context.settings[Self.retireAfterSeconds])
         corridors.history = context.roomHistory
         let capabilities = context.capabilities
-        directory = CorridorDirectory(store: context.store, hub: hub, sink: context.sink, configuration: corridors) { users in
+        directory = CorridorDirectory(store: context.store, hub: hub, sink: context.sink, configuration: corridors,
+                                      language: { capabilities.resolve(ReaderLanguages.self)?.language(of: $0) }) { users in
             // No accounts domain (tests of this one alone): every user is shown by id.
             guard let names = capabilities.resolve(UserDirectory.self) else { return Dictionary(users.map { ($0, $0) }, uniquingKeysWith: { a, _ in a }) }
             return (try? await names.aliases(of: users)) ?? [:]
@@ -107,6 +108,7 @@ public struct RoutesDomain: Domain {
         pruning = Pruning(store: context.store, directory: directory, interval: Double(context.settings[Self.pruneSeconds]),
                           keepExpiredSeconds: Double(context.settings[Self.keepExpiredSeconds]),
                           keepCorridorSeconds: Double(context.settings[Self.keepCorridorSeconds]), logger: context.logger)
+        context.capabilities.provide(NamedIntelFeed.self, NamedIntelFeed(hub: hub, directory: directory, sink: context.sink))
         provider = ProviderIntel(hub: hub, directory: directory, sink: context.sink, maxBodyBytes: context.settings[Self.maxProviderBodyBytes],
                                  maxItems: context.settings[Self.maxProviderItems])
     }
@@ -136,6 +138,8 @@ public struct RoutesDomain: Domain {
     public var ops: [Op] {
         let hub = self.hub, directory = self.directory, maxQueryDegrees = self.maxQueryDegrees, capabilities = self.capabilities
         let store = self.store, commentsShown = self.commentsShown
+        /// The language the caller reads, for the items in a reply.
+        @Sendable func language(_ user: String) -> String? { capabilities.resolve(UserDirectory.self)?.language(of: user) }
         return [
             .user("route.subscribe", .read, RouteSubscribeArgs.self) { c throws(ProtocolError) in
                 let a = c.args, user = c.user
@@ -207,7 +211,7 @@ public struct RoutesDomain: Domain {
                 let item = try await hub.post(c.args.draft, by: .user(c.user), now: Date().timeIntervalSince1970)
                 let names = await directory.aliases([c.user])
                 // Pushed once durable: every live corridor containing it, once each.
-                for corridor in directory.corridors(containing: item.point) { await corridor.publish(.added, item: item, aliases: names) }
+                for corridor in directory.corridors(containing: item.points) { await corridor.publish(.added, item: item, aliases: names) }
                 return .reply(["item": item.json(aliases: names)])
             },
             .user("intel.get", .read, ItemArgs.self) { c throws(ProtocolError) in
@@ -219,27 +223,28 @@ public struct RoutesDomain: Domain {
                 let commentsJSON = comments.map { comment -> JSON in
                     ["by": comment.user.map { author($0, names) } ?? ["alias": "deleted user"], "text": .string(comment.text), "at": .double(comment.at)]
                 }
-                return .reply(["item": item.json(aliases: names), "comments": .array(commentsJSON), "commentsTruncated": .bool(truncated),
-                               "linked": .array(linked.map { $0.json(aliases: names) })])
+                let reader = language(c.user)
+                return .reply(["item": item.json(aliases: names, language: reader), "comments": .array(commentsJSON),
+                               "commentsTruncated": .bool(truncated), "linked": .array(linked.map { $0.json(aliases: names, language: reader) })])
             },
             .user("intel.comment", .write, CommentArgs.self) { c throws(ProtocolError) in
                 let now = Date().timeIntervalSince1970
                 let item = try await hub.comment(c.args.item, by: c.user, text: c.args.text, now: now)
                 let names = await directory.aliases([item.user, c.user].compactMap { $0 })
-                for corridor in directory.corridors(containing: item.point) { await corridor.publish(.updated, item: item, aliases: names) }
-                return .reply(["item": item.json(aliases: names),
+                for corridor in directory.corridors(containing: item.points) { await corridor.publish(.updated, item: item, aliases: names) }
+                return .reply(["item": item.json(aliases: names, language: language(c.user)),
                                "comment": ["by": author(c.user, names), "text": .string(c.args.text), "at": .double(now)]])
             },
             .user("intel.link", .write, LinkArgs.self) { c throws(ProtocolError) in
                 let (a, b) = try await hub.link(c.args.item, to: c.args.to, by: c.user, now: Date().timeIntervalSince1970)
                 // Every corridor that holds either item hears of the link, once.
                 var told = Set<String>()
-                for corridor in directory.corridors(containing: a.point) + directory.corridors(containing: b.point)
-                where told.insert(corridor.id).inserted {
+                for corridor in directory.corridors(containing: a.points + b.points) where told.insert(corridor.id).inserted {
                     await corridor.publish(.linked, ["item": .string(a.id), "to": .string(b.id)])
                 }
                 let names = await directory.aliases([a.user, b.user].compactMap { $0 })
-                return .reply(["item": a.json(aliases: names), "to": b.json(aliases: names)])
+                let reader = language(c.user)
+                return .reply(["item": a.json(aliases: names, language: reader), "to": b.json(aliases: names, language: reader)])
             },
             .user("intel.query", .read, QueryArgs.self) { c throws(ProtocolError) in
                 let q = c.args
@@ -251,7 +256,8 @@ public struct RoutesDomain: Domain {
                 let (items, truncated) = await hub.query(minLat: q.minLat, minLon: q.minLon, maxLat: q.maxLat, maxLon: q.maxLon,
                                                          since: q.since, until: q.until, filter: q.filter)
                 let names = await directory.aliases(items.compactMap(\.user))
-                return .reply(["items": .array(items.map { $0.json(aliases: names) }), "truncated": .bool(truncated)])
+                let reader = language(c.user)
+                return .reply(["items": .array(items.map { $0.json(aliases: names, language: reader) }), "truncated": .bool(truncated)])
             },
             .user("destinations.list", .read, NoArguments.self) { c throws(ProtocolError) in
                 let user = c.user
@@ -287,8 +293,8 @@ public struct RoutesDomain: Domain {
             .user("intel.like", .write, ItemArgs.self) { c throws(ProtocolError) in
                 let item = try await hub.like(c.args.item, by: c.user, now: Date().timeIntervalSince1970)
                 let names = await directory.aliases(item.user.map { [$0] } ?? [])
-                for corridor in directory.corridors(containing: item.point) { await corridor.publish(.updated, item: item, aliases: names) }
-                return .reply(["item": item.json(aliases: names)])
+                for corridor in directory.corridors(containing: item.points) { await corridor.publish(.updated, item: item, aliases: names) }
+                return .reply(["item": item.json(aliases: names, language: language(c.user))])
             },
         ]
     }
@@ -312,7 +318,7 @@ public struct RoutesDomain: Domain {
                 while !Task.isCancelled {
                     let now = Date().timeIntervalSince1970
                     for item in await hub.expire(now: now) {
-                        for corridor in directory.corridors(containing: item.point) {
+                        for corridor in directory.corridors(containing: item.points) {
                             await corridor.publish(.expired, ["item": .string(item.id)])
                         }
                     }

@@ -21,12 +21,22 @@ public struct IntelItem: Sendable, Equatable {
     }
 
     public let id: String
-    public let point: GeoPoint
+    /// Where it is: one place, or several (a transit alert on a route is at each of its stops);
+    /// never empty. It reaches every corridor that contains any of them.
+    public private(set) var points: [GeoPoint]
+    /// The first of `points` (what `lat` and `lon` show).
+    public var point: GeoPoint { points[0] }
     public let kind: IntelKind
     public let author: Author
     public var tags: [String]
     public var modes: [TravelMode]
     public var body: String
+    /// The body in other languages, by BCP 47 tag (a transit alert's translations); shown to a
+    /// reader who set a language that one of them matches.
+    public var translations: [String: String] = [:]
+    /// The provider's own name for it (`<feed>/<alert id>` for a transit alert), by which a
+    /// later message updates or removes it; nil for travellers' items.
+    public var reference: String?
     /// When it happened (the poster's `at`, or the time of posting).
     public var at: Double
     /// When it leaves lists and corridors: `ttl` after it was posted or last liked.
@@ -38,8 +48,15 @@ public struct IntelItem: Sendable, Equatable {
 
     public init(id: String, point: GeoPoint, kind: IntelKind, author: Author, tags: [String], modes: [TravelMode], body: String,
                 at: Double, expiresAt: Double) {
+        self.init(id: id, points: [point], kind: kind, author: author, tags: tags, modes: modes, body: body, at: at, expiresAt: expiresAt)
+    }
+
+    /// An item at several places (`points` must not be empty).
+    public init(id: String, points: [GeoPoint], kind: IntelKind, author: Author, tags: [String], modes: [TravelMode], body: String,
+                at: Double, expiresAt: Double) {
+        precondition(!points.isEmpty, "an item is somewhere")
         self.id = id
-        self.point = point
+        self.points = points
         self.kind = kind
         self.author = author
         self.tags = tags
@@ -58,12 +75,14 @@ public struct IntelItem: Sendable, Equatable {
 
     public func isLive(at now: Double) -> Bool { now < expiresAt }
 
-    /// A like by `user` at `now`: counted once, never one's own; it keeps the item `ttl` longer.
+    /// A like by `user` at `now`: counted once, never one's own; it keeps the item `ttl` longer
+    /// (unless its provider names it: then the provider decides when it ends).
     public mutating func like(by user: String, now: Double, ttl: Double) throws(Refusal) {
         if case .user(let poster) = author, poster == user { throw .ownItem }
         guard !likedBy.contains(user) else { throw .alreadyLiked }
         likedBy.insert(user)
-        expiresAt = max(expiresAt, now + ttl)
+        // A provider's named item lives as long as its provider says (a transit alert's period).
+        if reference == nil { expiresAt = max(expiresAt, now + ttl) }
     }
 
     /// Links this item to `other` (each side records the other).
@@ -71,6 +90,22 @@ public struct IntelItem: Sendable, Equatable {
         guard other != id else { throw .selfLink }
         guard !links.contains(other) else { throw .alreadyLinked }
         links.append(other)
+    }
+
+    /// A provider's new version of the item: its places, text, tags, modes and expiry (likes,
+    /// comments and links stay). Whether anything a reader sees changed.
+    public mutating func revise(points: [GeoPoint], body: String, translations: [String: String], tags: [String], modes: [TravelMode],
+                                expiresAt: Double) -> Bool {
+        precondition(!points.isEmpty, "an item is somewhere")
+        let changed = points != self.points || body != self.body || translations != self.translations || tags != self.tags
+            || modes != self.modes || expiresAt != self.expiresAt
+        self.points = points
+        self.body = body
+        self.translations = translations
+        self.tags = tags
+        self.modes = modes
+        self.expiresAt = expiresAt
+        return changed
     }
 
     /// Restores likes and links read from the store.

@@ -6,43 +6,56 @@
 /// of the box and the items it returns, not every item in the box.
 public struct ItemIndex: Sendable {
     public let grid: GeoGrid
+    /// Each cell's entries, newest first: one per item and point in the cell.
     private var cells: [Int64: [Entry]] = [:]
-    private var entries: [String: Entry] = [:]
+    /// Each item's places and time, to find its entries again.
+    private var placed: [String: (points: [GeoPoint], at: Double)] = [:]
 
-    /// An item as a cell holds it.
+    /// An item at one of its points, as a cell holds it.
     struct Entry: Sendable {
         var id: String
         var point: GeoPoint
         var at: Double
 
-        /// Newest first; ties by id, so the order is total and stable.
+        /// Newest first; ties by id, so the order is total and stable (an item's entries in one cell sit together).
         func precedes(_ other: Entry) -> Bool { at != other.at ? at > other.at : id > other.id }
     }
 
     public init(grid: GeoGrid = GeoGrid()) { self.grid = grid }
 
     /// Items held.
-    public var count: Int { entries.count }
+    public var count: Int { placed.count }
 
     /// Adds (or moves) an item at `point`, of time `at` (what queries order by).
     public mutating func insert(_ id: String, at point: GeoPoint, time at: Double) {
+        insert(id, at: [point], time: at)
+    }
+
+    /// Adds (or moves) an item at each of `points`.
+    public mutating func insert(_ id: String, at points: [GeoPoint], time at: Double) {
         remove(id)
-        let entry = Entry(id: id, point: point, at: at)
-        entries[id] = entry
-        let cell = grid.cell(of: point)
-        cells[cell, default: []].insert(entry, at: Self.position(of: entry, in: cells[cell] ?? []))
+        placed[id] = (points, at)
+        for point in points {
+            let entry = Entry(id: id, point: point, at: at)
+            let cell = grid.cell(of: point)
+            cells[cell, default: []].insert(entry, at: Self.position(of: entry, in: cells[cell] ?? []))
+        }
     }
 
     public mutating func remove(_ id: String) {
-        guard let entry = entries.removeValue(forKey: id) else { return }
-        let cell = grid.cell(of: entry.point)
-        guard var list = cells[cell] else { return }
-        let i = Self.position(of: entry, in: list)
-        if i < list.count, list[i].id == id { list.remove(at: i) }
-        cells[cell] = list.isEmpty ? nil : list
+        guard let (points, at) = placed.removeValue(forKey: id) else { return }
+        let probe = Entry(id: id, point: points[0], at: at)
+        for cell in Set(points.map(grid.cell(of:))) {
+            guard var list = cells[cell] else { continue }
+            let first = Self.position(of: probe, in: list)
+            var end = first
+            while end < list.count, list[end].id == id { end += 1 }
+            list.removeSubrange(first..<end)
+            cells[cell] = list.isEmpty ? nil : list
+        }
     }
 
-    /// Where `entry` goes in a newest-first list (binary search).
+    /// Where `entry` goes in a newest-first list (binary search): before every entry it precedes.
     private static func position(of entry: Entry, in list: [Entry]) -> Int {
         var low = 0, high = list.count
         while low < high {
@@ -52,11 +65,14 @@ public struct ItemIndex: Sendable {
         return low
     }
 
-    /// The items inside `corridor`'s band.
+    /// The items inside `corridor`'s band (any of their points), each once.
     public func items(in corridor: Corridor) -> [String] {
-        grid.cells(covering: corridor).flatMap { cell in
-            (cells[cell] ?? []).compactMap { corridor.contains($0.point) ? $0.id : nil }
+        var seen = Set<String>()
+        var out: [String] = []
+        for cell in grid.cells(covering: corridor) {
+            for entry in cells[cell] ?? [] where corridor.contains(entry.point) && seen.insert(entry.id).inserted { out.append(entry.id) }
         }
+        return out
     }
 
     /// The newest items in a box of latitude and longitude (`minLon > maxLon`: a box across the
@@ -76,10 +92,12 @@ public struct ItemIndex: Sendable {
             if start < list.count { heap.push(Cursor(list: list, index: start)) }
         }
         var out: [String] = []
+        var seen = Set<String>() // an item at several points in the box is listed once
         while var cursor = heap.pop() {
             let entry = cursor.entry
             guard entry.at >= since else { break } // the newest left is too old: so is everything else
-            if inBox(entry.point), accept(entry.id) {
+            if inBox(entry.point), !seen.contains(entry.id), accept(entry.id) {
+                seen.insert(entry.id)
                 if out.count == limit { return (out, true) }
                 out.append(entry.id)
             }

@@ -21,6 +21,8 @@ public struct IngestReport: Sendable {
 
     public var added = 0, changed = 0, unchanged = 0
     public var rejects: [Reject] = []
+    /// Rejects counted but not kept (a reader that keeps only its first ones).
+    public var unlisted = 0
     public let started: Date
 
     public init(started: Date = Date()) { self.started = started }
@@ -30,7 +32,7 @@ public struct IngestReport: Sendable {
         let listed = rejects.prefix(Self.listedRejects).map { r -> JSON in
             .object([("record", .string(r.record))] + (r.line.map { [("line", JSON.int($0))] } ?? []) + [("reason", .string(r.reason))])
         }
-        return [("added", .int(added)), ("changed", .int(changed)), ("unchanged", .int(unchanged)), ("rejected", .int(rejects.count)),
+        return [("added", .int(added)), ("changed", .int(changed)), ("unchanged", .int(unchanged)), ("rejected", .int(rejects.count + unlisted)),
                 ("rejects", .array(listed))] + extra + [("ms", .int(Int(Date().timeIntervalSince(started) * 1000)))]
     }
 }

@@ -2,6 +2,7 @@ import Accounts
 import DomainSeam
 import RouteService
 import TonightService
+import TransitService
 import VenueService
 
 extension HubbubServer {
@@ -10,6 +11,7 @@ extension HubbubServer {
         AccountsDomain.self,
         VenuesDomain.self,
         RoutesDomain.self,
+        TransitDomain.self,
         TonightDomain.self,
     ]
 }

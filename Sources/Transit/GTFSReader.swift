@@ -79,6 +79,25 @@ public struct TransitRoute: Sendable, Equatable {
     /// The route's name as riders see it ("5", "Night bus N1").
     public var name: String { [shortName, longName].compactMap { $0 }.first ?? id }
 
+    /// What riders call a vehicle of `type` (a tag of the alerts about it): tram, subway, rail,
+    /// bus, ferry, cable-tram, aerial-lift, funicular, trolleybus, monorail; extended types by
+    /// their family (coaches are buses, water transport ferries).
+    public static func typeName(_ type: Int) -> String? {
+        switch type {
+        case 0, 900...999: "tram"
+        case 1, 400...499: "subway"
+        case 2, 100...199, 300...399: "rail"
+        case 3, 200...299, 700...799: "bus"
+        case 4, 1000...1299: "ferry"
+        case 5: "cable-tram"
+        case 6, 1300...1399: "aerial-lift"
+        case 7, 1400...1499: "funicular"
+        case 11, 800...899: "trolleybus"
+        case 12: "monorail"
+        default: nil
+        }
+    }
+
     /// Whether `type` is one GTFS defines (basic or extended).
     static func isKnownType(_ t: Int) -> Bool { (0...7).contains(t) || t == 11 || t == 12 || (100...1799).contains(t) }
 }
@@ -107,6 +126,29 @@ public struct TransitNetwork: Sendable, Equatable {
         routeIDs.append(route)
         tripRoutes[trip] = Int32(routeIDs.count - 1)
     }
+
+    /// A network as stored: its parts, and each trip's route.
+    public init(agencies: [TransitAgency], stops: [String: TransitStop], routes: [String: TransitRoute], stopsOfRoute: [String: [String]],
+                tripRoutes trips: some Sequence<(trip: String, route: String)>) {
+        self.agencies = agencies
+        self.stops = stops
+        self.routes = routes
+        self.stopsOfRoute = stopsOfRoute
+        var numbers: [String: Int32] = [:]
+        for (trip, route) in trips {
+            if let number = numbers[route] {
+                tripRoutes[trip] = number
+            } else {
+                routeIDs.append(route)
+                numbers[route] = Int32(routeIDs.count - 1)
+                tripRoutes[trip] = Int32(routeIDs.count - 1)
+            }
+        }
+    }
+
+    /// Trips with their routes (to store them).
+    public var trips: some Sequence<(trip: String, route: String)> { tripRoutes.lazy.map { ($0.key, routeIDs[Int($0.value)]) } }
+    public var tripCount: Int { tripRoutes.count }
 }
 
 /// Reads a GTFS feed's files, one record at a time (`CSVReader`'s), into a `TransitNetwork`: each

@@ -79,15 +79,23 @@ public struct PlacedAlert: Sendable, Equatable {
     public var translations: [String: String]
     /// When it expires (seconds since 1970), nil: the item's usual lifetime.
     public var expiresAt: Double?
+    /// The `route_type`s of the routes it informs (each once, in order), for its modes and tags.
+    public var routeTypes: [Int] = []
 
     /// Places `alert` in `network`, or says why it cannot be (no stop of the network located).
     public static func place(_ alert: TransitAlert, in network: TransitNetwork) -> Result<PlacedAlert, PlacementError> {
         var stops = Set<String>()
+        var types: [Int] = []
+        func note(_ type: Int?) { if let type, !types.contains(type) { types.append(type) } }
         for e in alert.entities {
             if let stop = e.stop, network.stops[stop] != nil { stops.insert(stop) }
             // A trip informs its route's stops: the route the alert gives, else the one the feed says it runs on.
             let tripRoute = e.tripRoute ?? e.trip.flatMap(network.route(ofTrip:))
-            for route in [e.route, tripRoute].compactMap({ $0 }) { stops.formUnion(network.stopsOfRoute[route] ?? []) }
+            for route in [e.route, tripRoute].compactMap({ $0 }) {
+                stops.formUnion(network.stopsOfRoute[route] ?? [])
+                note(network.routes[route]?.type)
+            }
+            note(e.routeType)
         }
         guard !stops.isEmpty else {
             return .failure(PlacementError(alert: alert.id, reason: "no informed entity is a stop, route or trip of the feed's network"))
@@ -104,7 +112,8 @@ public struct PlacedAlert: Sendable, Equatable {
         let ends = alert.activePeriods.map(\.end)
         let expiresAt = !ends.isEmpty && ends.allSatisfy({ $0 != nil }) ? ends.compactMap { $0 }.max().map { Double($0) } : nil
         let points = stops.sorted().map { id in Point(lat: network.stops[id]!.lat, lon: network.stops[id]!.lon) }
-        return .success(PlacedAlert(id: alert.id, points: points, body: body, translations: translations, expiresAt: expiresAt))
+        return .success(PlacedAlert(id: alert.id, points: points, body: body, translations: translations, expiresAt: expiresAt,
+                                    routeTypes: types))
     }
 
     /// The text in `language`, else the untagged one, else the first.

@@ -1,0 +1,138 @@
+import DomainSeam
+import Foundation
+import Logging
+import Realtime
+import Storage
+import Transit
+
+/// `?feed=<name>` of the transit endpoints: 1–64 letters, digits, `-`, `_` or `.` (it names the
+/// items' `source` and scopes their references, so never a `/`).
+enum FeedName {
+    /// The feed's name, or the 400 that says what is wrong with it.
+    static func parse(_ request: HTTPRequest) -> (name: String?, refusal: HTTPResponse?) {
+        guard let name = request.query["feed"], !name.isEmpty else {
+            return (nil, .error(400, "field feed: give the feed's name in the query (?feed=<name>)"))
+        }
+        guard name.count <= 64, name.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || $0.properties.numericType != nil || "-_.".unicodeScalars.contains($0)) })
+        else { return (nil, .error(400, "field feed: 1 to 64 letters, digits, - _ or .")) }
+        return (name, nil)
+    }
+}
+
+/// `POST /api/feeds/gtfs?feed=<name>`: a GTFS zip, spooled to a file in the data directory (a zip
+/// is read from its end), read (`GTFSArchive`) off the concurrency pool, stored as a new version
+/// and put in force whole; the spool file is deleted whatever happens.
+struct GTFSUpload: Sendable {
+    let networks: TransitNetworks
+    let store: Store
+    let spoolDirectory: String
+    let maxBodyBytes: Int
+    let limits: GTFSArchive.Limits
+    let logger: Logger
+    /// Rows per transaction while a version is written.
+    var batch = 5_000
+
+    var endpoint: HTTPEndpoint {
+        HTTPEndpoint("POST", "/api/feeds/gtfs", maxBodyBytes: maxBodyBytes) { request in await handle(request) }
+    }
+
+    func handle(_ request: HTTPRequest) async -> HTTPResponse {
+        let (name, refusal) = FeedName.parse(request)
+        guard let feed = name else { return refusal! }
+        var report = IngestReport()
+        let url = URL(fileURLWithPath: spoolDirectory).appendingPathComponent("gtfs-\(UUID().uuidString).zip")
+        defer { try? FileManager.default.removeItem(at: url) }
+        do {
+            try FileManager.default.createDirectory(atPath: spoolDirectory, withIntermediateDirectories: true)
+            guard FileManager.default.createFile(atPath: url.path, contents: nil),
+                  let file = try? FileHandle(forWritingTo: url) else { return .error(503, "could not spool the zip to \(spoolDirectory)") }
+            defer { try? file.close() }
+            var received = 0
+            for try await chunk in request.body {
+                received += chunk.count
+                guard received <= maxBodyBytes else { return .error(413, "the zip is larger than \(maxBodyBytes) bytes (routes.gtfsMaxZipBytes)") }
+                try file.write(contentsOf: chunk)
+            }
+        } catch {
+            return .error(400, "the body did not arrive: \(error)")
+        }
+        let limits = self.limits
+        let read: Result<GTFSReader, GTFSArchive.Refusal> = await withCheckedContinuation { done in
+            // Seconds of CPU for a large city: on a thread of its own, not the concurrency pool's.
+            Thread.detachNewThread { done.resume(returning: Result { () throws(GTFSArchive.Refusal) in try GTFSArchive.read(url, limits: limits) }) }
+        }
+        let reader: GTFSReader
+        switch read {
+        case .success(let r): reader = r
+        case .failure(let refusal):
+            logger.warning("transit: GTFS feed refused", metadata: ["feed": "\(feed)", "reason": "\(refusal.reason)"])
+            return .error(400, "\(refusal.reason); the feed in force is unchanged")
+        }
+        let network = reader.finished()
+        guard !network.stops.isEmpty, !network.routes.isEmpty else {
+            return .json(400, .object([("error", .string("no stop or no route survived the checks; the feed in force is unchanged"))]
+                                      + report.withRejects(reader).fields()))
+        }
+        let version = Int64.random(in: 1...Int64.max), now = report.started.timeIntervalSince1970
+        do {
+            try await NetworkRows.write(feed, version: version, network, batch: batch, to: store)
+            try await store.write { db in try NetworkRows.commit(feed, version: version, at: now, db) }
+        } catch {
+            return .error(503, "could not store the feed; the feed in force is unchanged", headers: [("Retry-After", "1")])
+        }
+        networks.replace(feed, with: network)
+        do {
+            try await NetworkRows.dropOld(feed, current: version, batch: batch, in: store)
+        } catch {
+            logger.warning("transit: old versions of a feed not deleted yet", metadata: ["feed": "\(feed)", "error": "\(error)"])
+        }
+        report = report.withRejects(reader)
+        report.added = network.stops.count + network.routes.count
+        logger.info("transit: GTFS feed in force", metadata: ["feed": "\(feed)", "stops": "\(network.stops.count)",
+                                                              "routes": "\(network.routes.count)", "trips": "\(network.tripCount)",
+                                                              "rejected": "\(reader.rejectCount)"])
+        return .json(200, .object(report.fields([("feed", .string(feed)), ("agencies", .int(network.agencies.count)),
+                                                 ("stops", .int(network.stops.count)), ("routes", .int(network.routes.count)),
+                                                 ("trips", .int(network.tripCount))])))
+    }
+}
+
+extension IngestReport {
+    /// With the GTFS reader's rejects (its first ones listed; `rejected` counts them all).
+    fileprivate func withRejects(_ reader: GTFSReader) -> IngestReport {
+        var out = self
+        out.rejects = reader.rejects.map { .init(record: $0.file.rawValue, line: $0.line, reason: $0.reason) }
+        out.unlisted = reader.rejectCount - reader.rejects.count
+        return out
+    }
+}
+
+/// `POST /api/feeds/gtfs-rt?feed=<name>`: one GTFS-Realtime FeedMessage (`AlertIngest`).
+struct RealtimeUpload: Sendable {
+    let ingest: AlertIngest
+    let maxBodyBytes: Int
+
+    var endpoint: HTTPEndpoint {
+        HTTPEndpoint("POST", "/api/feeds/gtfs-rt", maxBodyBytes: maxBodyBytes) { request in await handle(request) }
+    }
+
+    func handle(_ request: HTTPRequest) async -> HTTPResponse {
+        let started = Date()
+        let (name, refusal) = FeedName.parse(request)
+        guard let feed = name else { return refusal! }
+        let bytes: [UInt8]
+        do {
+            bytes = try await request.body.collect(upTo: maxBodyBytes)
+        } catch is RequestBody.TooLarge {
+            return .error(413, "the body is larger than \(maxBodyBytes) bytes (routes.gtfsRtMaxBytes)")
+        } catch {
+            return .error(400, "the body did not arrive: \(error)")
+        }
+        do {
+            let outcome = try await ingest.ingest(bytes, feed: feed, started: started)
+            return .json(200, .object(outcome.report.fields([("ended", .int(outcome.ended))])))
+        } catch {
+            return .error(error.status, error.message, headers: error.status == 503 ? [("Retry-After", "1")] : [])
+        }
+    }
+}

@@ -186,6 +186,13 @@ let package = Package(
         .testTarget(name: "StreamingXMLTests", dependencies: ["StreamingXML"]),
         .testTarget(name: "WebClientTests", dependencies: ["WebClient"]),
         .testTarget(name: "TransitTests", dependencies: ["Transit", "TransitFeeds", "SeededRandom"]),
+        .testTarget(name: "TransitServiceTests", dependencies: [
+            "TransitService", "TransitFeeds", "RouteService", "DomainSeam", "Realtime", "Storage", "WebSocket",
+            .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+        ]),
         .testTarget(name: "TonightTests", dependencies: ["Tonight", "TonightService", "StreamingXML", "SeededRandom"]),
         // A seeded random generator for the pure test targets (which must not depend on the server).
         .target(name: "SeededRandom", path: "Tests/SeededRandom"),

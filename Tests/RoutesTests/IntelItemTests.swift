@@ -74,3 +74,36 @@ final class IntelItemTests: XCTestCase {
         XCTAssertEqual(Karma.level(for: -3), "newcomer")
     }
 }
+
+/// Items at several places (a transit alert at each stop of a route) in the spatial index.
+final class MultiPointIndexTests: XCTestCase {
+    let stops = [GeoPoint(52.3600, 4.8800), GeoPoint(52.3605, 4.8805), GeoPoint(52.4000, 4.9500)]
+
+    func testACorridorFindsAnItemByAnyOfItsPointsOnce() throws {
+        var index = ItemIndex()
+        index.insert("alert", at: stops, time: 10)
+        index.insert("near", at: GeoPoint(52.3601, 4.8801), time: 5)
+        let first = try Corridor(from: GeoPoint(52.355, 4.875), to: GeoPoint(52.365, 4.885), widthMeters: 300)
+        XCTAssertEqual(index.items(in: first).sorted(), ["alert", "near"], "two of its points inside: listed once")
+        let last = try Corridor(from: GeoPoint(52.398, 4.948), to: GeoPoint(52.402, 4.952), widthMeters: 300)
+        XCTAssertEqual(index.items(in: last), ["alert"], "its far point alone is enough")
+        let (newest, truncated) = index.newest(minLat: 52.0, minLon: 4.0, maxLat: 53.0, maxLon: 5.0, limit: 10)
+        XCTAssertEqual(newest, ["alert", "near"], "a box query lists it once, newest first")
+        XCTAssertFalse(truncated)
+        let (one, more) = index.newest(minLat: 52.0, minLon: 4.0, maxLat: 53.0, maxLon: 5.0, limit: 1)
+        XCTAssertEqual(one, ["alert"])
+        XCTAssertTrue(more)
+    }
+
+    func testMovingOrRemovingAnItemTakesEveryPointAway() throws {
+        var index = ItemIndex()
+        index.insert("alert", at: stops, time: 10)
+        index.insert("alert", at: [stops[2]], time: 11)
+        let first = try Corridor(from: GeoPoint(52.355, 4.875), to: GeoPoint(52.365, 4.885), widthMeters: 300)
+        XCTAssertEqual(index.items(in: first), [], "moved: its old points are gone")
+        XCTAssertEqual(index.count, 1)
+        index.remove("alert")
+        XCTAssertEqual(index.count, 0)
+        XCTAssertEqual(index.newest(minLat: 52.0, minLon: 4.0, maxLat: 53.0, maxLon: 5.0, limit: 10).ids, [])
+    }
+}

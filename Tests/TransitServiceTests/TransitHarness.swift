@@ -1,0 +1,141 @@
+import DomainSeam
+import Foundation
+import GRDB
+import Logging
+import Realtime
+import RouteService
+import Storage
+import Synchronization
+import TransitService
+import WebSocket
+import XCTest
+import ZIPFoundation
+
+/// Records what the domains send, per connection.
+final class RecordingSink: PushSink {
+    private let sent = Mutex<[ConnectionID: [OutboundMessage]]>([:])
+    func deliver(_ message: OutboundMessage, to members: [ConnectionID]) { for m in members { deliver(message, to: m) } }
+    func deliver(_ message: OutboundMessage, to member: ConnectionID) { sent.withLock { $0[member, default: []].append(message) } }
+    func close(_ member: ConnectionID, code: CloseCode, reason: String) {}
+
+    func sentMessages(_ member: ConnectionID) -> [OutboundMessage] { sent.withLock { $0[member] ?? [] } }
+
+    /// The pushes `member` received (parsed), in order.
+    func pushes(_ member: ConnectionID) -> [JSON] {
+        sent.withLock { $0[member] ?? [] }.compactMap { try? JSONParser.parse($0.payload) }.filter { $0["event"] != nil }
+    }
+}
+
+/// Each test connection's reader language.
+final class FakeLanguages: ReaderLanguages {
+    let tags = Mutex<[ConnectionID: String]>([:])
+    func language(of member: ConnectionID) -> String? { tags.withLock { $0[member] } }
+}
+
+actor FakeSession: SessionControl {
+    nonisolated let member: ConnectionID
+    nonisolated let address = "127.0.0.1"
+    init(_ member: ConnectionID) { self.member = member }
+    func signIn(_ identity: Identity) {}
+    func signOut() -> Identity? { nil }
+    func addSubscription(_ room: String) {}
+    func removeSubscription(_ room: String) {}
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ d: String) { description = d }
+}
+
+/// The routes and transit domains on one store in a temporary directory, driven without sockets.
+final class TransitHarness: @unchecked Sendable {
+    let sink = RecordingSink()
+    let languages = FakeLanguages()
+    let store: Store
+    let routes: RoutesDomain
+    let transit: TransitDomain
+    let directory: String
+    private let nextID = Atomic<Int>(1)
+    private let nextSlot = Atomic<Int32>(1)
+
+    init(directory: String = NSTemporaryDirectory() + "hubbub-transit-\(UUID().uuidString)", settings: [String: SettingValueBox] = [:]) throws {
+        self.directory = directory
+        var migrator = DatabaseMigrator()
+        RoutesDomain.migrations(&migrator)
+        TransitDomain.migrations(&migrator)
+        store = try Store(configuration: Store.Configuration(directory: directory), migrations: migrator)
+        let capabilities = Capabilities()
+        capabilities.provide(ReaderLanguages.self, languages)
+        let context = DomainContext(store: store, sink: sink, settings: SettingValues(settings), roomHistory: .init(),
+                                    capabilities: capabilities, logger: Logger(label: "test"), dataDirectory: directory)
+        routes = try RoutesDomain(context: context)
+        transit = try TransitDomain(context: context)
+    }
+
+    deinit { store.close() }
+
+    func connection(language: String? = nil) -> ConnectionID {
+        let member = ConnectionID(loop: 0, slot: nextSlot.add(1, ordering: .relaxed).oldValue, generation: 1)
+        if let language { languages.tags.withLock { $0[member] = language } }
+        return member
+    }
+
+    /// POSTs `body` to the transit endpoint at `path` (with its query); the status and the JSON answer.
+    func post(_ target: String, _ body: [UInt8]) async throws -> (Int, JSON) {
+        let path = String(target.split(separator: "?")[0])
+        guard let endpoint = transit.endpoints.first(where: { $0.path == path }) else { throw TestFailure("no endpoint \(path)") }
+        let response = await endpoint.handle(HTTPRequest(method: "POST", target: target, body: RequestBody(body)))
+        return (response.status, try JSONParser.parse(response.body))
+    }
+
+    /// `route.subscribe` from `from` to `to` as `user` over `member`; its reply.
+    func subscribe(_ member: ConnectionID, from: (Double, Double), to: (Double, Double), widthMeters: Double = 200) async throws -> JSON {
+        let id = nextID.add(1, ordering: .relaxed).oldValue
+        let op = routes.ops.first { $0.name == "route.subscribe" }!
+        let args: JSON = ["from": ["lat": .double(from.0), "lon": .double(from.1)], "to": ["lat": .double(to.0), "lon": .double(to.1)],
+                          "widthMeters": .double(widthMeters)]
+        _ = try await op.run(Args(args), OpCall(requestID: id, user: "u\(member.slot)", session: FakeSession(member),
+                                                reply: Replier(member: member, requestID: id, sink: sink)))
+        let deadline = Date().addingTimeInterval(5)
+        while Date() < deadline {
+            if let reply = sink.replies(member).first(where: { $0["id"] == .int(id) }) { return reply }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        throw TestFailure("no reply to route.subscribe")
+    }
+
+    /// Waits until `member` has `count` pushes; returns them.
+    func pushes(_ member: ConnectionID, count: Int, within seconds: Double = 5) async throws -> [JSON] {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            let got = sink.pushes(member)
+            if got.count >= count { return got }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        return sink.pushes(member)
+    }
+}
+
+extension RecordingSink {
+    func replies(_ member: ConnectionID) -> [JSON] {
+        pushesAndReplies(member).filter { $0["id"] != nil }
+    }
+
+    fileprivate func pushesAndReplies(_ member: ConnectionID) -> [JSON] {
+        sentMessages(member).compactMap { try? JSONParser.parse($0.payload) }
+    }
+}
+
+/// A zip made in the test: entries by path (deflated), written to a temporary file and read back.
+func makeZip(_ entries: [(String, String)]) throws -> [UInt8] {
+    let url = URL(fileURLWithPath: NSTemporaryDirectory() + "gtfs-\(UUID().uuidString).zip")
+    defer { try? FileManager.default.removeItem(at: url) }
+    let archive = try Archive(url: url, accessMode: .create)
+    for (path, text) in entries {
+        let data = Data(text.utf8)
+        try archive.addEntry(with: path, type: .file, uncompressedSize: Int64(data.count), compressionMethod: .deflate) { position, size in
+            data.subdata(in: Int(position)..<Int(position) + size)
+        }
+    }
+    return Array(try Data(contentsOf: url))
+}

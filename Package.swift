@@ -181,13 +181,14 @@ let package = Package(
         .target(name: "HubbubTestSupport", dependencies: [
             "HubbubServer", "HubbubClient", "Transport", "WebSocket", "Realtime", "DomainSeam", "Accounts",
             .product(name: "Logging", package: "swift-log"),
+            .product(name: "ZIPFoundation", package: "ZIPFoundation"),
         ], path: "Tests/TestSupport"),
         .testTarget(name: "WebSocketTests", dependencies: ["WebSocket"]),
         .testTarget(name: "StreamingXMLTests", dependencies: ["StreamingXML"]),
         .testTarget(name: "WebClientTests", dependencies: ["WebClient"]),
         .testTarget(name: "TransitTests", dependencies: ["Transit", "TransitFeeds", "SeededRandom"]),
         .testTarget(name: "TransitServiceTests", dependencies: [
-            "TransitService", "TransitFeeds", "RouteService", "DomainSeam", "Realtime", "Storage", "WebSocket",
+            "TransitService", "TransitFeeds", "RouteService", "DomainSeam", "Realtime", "Storage", "WebSocket", "HubbubTestSupport",
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "SwiftProtobuf", package: "swift-protobuf"),
@@ -208,6 +209,7 @@ let package = Package(
         .testTarget(name: "TransportTests", dependencies: ["Transport", "HubbubClient", "WebSocket", "HubbubTestSupport"]),
         .testTarget(name: "HubbubServerTests", dependencies: ["HubbubServer", "HubbubClient", "Transport", "WebSocket", "Realtime",
                                                               "HubbubTestSupport", "DomainSeam", "Accounts", "VenueService", "RouteService", "TonightService",
+                                                              "TransitFeeds", .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                                                               .product(name: "GRDB", package: "GRDB.swift"),
                                                               .product(name: "Logging", package: "swift-log"),
                                                               .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]),

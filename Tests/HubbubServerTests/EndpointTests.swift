@@ -56,7 +56,8 @@ final class EndpointTests: XCTestCase {
         defer { server.stop() }
         func status(_ path: String, _ method: String = "GET", key: String?) throws -> (Int?, String) {
             let s = try RawSocket(port: server.port)
-            s.send("\(method) \(path) HTTP/1.1\r\nHost: x\r\n" + (key.map { "Authorization: Bearer \($0)\r\n" } ?? "") + "\r\n")
+            // Connection: close, so the answer ends with the connection (a bodiless request otherwise keeps it).
+            s.send("\(method) \(path) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n" + (key.map { "Authorization: Bearer \($0)\r\n" } ?? "") + "\r\n")
             let text = String(decoding: s.readToEnd(), as: UTF8.self)
             return (Int(text.split(separator: " ").dropFirst().first ?? ""), text)
         }

@@ -1,4 +1,5 @@
 import DomainSeam
+import HubbubTestSupport
 import Foundation
 import Realtime
 import SwiftProtobuf
@@ -8,23 +9,6 @@ import XCTest
 /// GTFS feeds posted as zips (kept, replaced whole, refused whole when hostile) and GTFS-Realtime
 /// alerts placed at their stops and pushed to the corridors that pass them, in each reader's language.
 final class TransitIngestTests: XCTestCase {
-    /// Two routes of six stops each along a line of latitude 52.36, 0.01° (about 680 m) apart;
-    /// stop s5 is on both. Route r1 (tram) serves s0…s5, r2 (bus) s5…s10; s11 is served by none.
-    static func feed(extraStops: String = "", stopTimes extraTimes: String = "") -> [(String, String)] {
-        var stops = "stop_id,stop_name,stop_lat,stop_lon\n"
-        for i in 0..<12 { stops += "s\(i),Stop \(i),52.36,\(4.80 + Double(i) * 0.01)\n" }
-        var times = "trip_id,arrival_time,departure_time,stop_id,stop_sequence\n"
-        for i in 0...5 { times += "t1,08:0\(i):00,08:0\(i):00,s\(i),\(i)\n" }
-        for i in 5...10 { times += "t2,09:0\(i - 5):00,09:0\(i - 5):00,s\(i),\(i)\n" }
-        return [
-            ("agency.txt", "agency_id,agency_name,agency_url,agency_timezone,agency_lang\nA,City Transit,http://example.com,Europe/Amsterdam,en\n"),
-            ("stops.txt", stops + extraStops),
-            ("routes.txt", "route_id,route_short_name,route_long_name,route_type\nr1,5,Tram five,0\nr2,22,Bus 22,3\n"),
-            ("trips.txt", "route_id,service_id,trip_id\nr1,daily,t1\nr2,daily,t2\n"),
-            ("stop_times.txt", times + extraTimes),
-        ]
-    }
-
     func message(_ entities: [TransitRealtime_FeedEntity], full: Bool = true) throws -> [UInt8] {
         var m = TransitRealtime_FeedMessage()
         m.header.gtfsRealtimeVersion = "2.0"
@@ -57,7 +41,7 @@ final class TransitIngestTests: XCTestCase {
 
     func testAFeedIsReadWithItsRejectsAndKeptAcrossARestart() async throws {
         let h = try TransitHarness()
-        let zip = try makeZip(Self.feed(extraStops: "bad,Nowhere,91,4.9\nshort,Short\n", stopTimes: "t9,08:00:00,08:00:00,s1,1\n"))
+        let zip = try makeZip(TransitFixture.smallCity(extraStops: "bad,Nowhere,91,4.9\nshort,Short\n", stopTimes: "t9,08:00:00,08:00:00,s1,1\n"))
         let (status, answer) = try await h.post("/api/feeds/gtfs?feed=city", zip)
         XCTAssertEqual(status, 200, answer.encoded)
         XCTAssertEqual(answer["stops"], .int(12))
@@ -76,16 +60,16 @@ final class TransitIngestTests: XCTestCase {
 
     func testHostileOrBrokenZipsAreRefusedWholeAndTheFeedInForceStays() async throws {
         let h = try TransitHarness(settings: ["routes.gtfsMaxUncompressedBytes": .int(200_000)])
-        var (status, _) = try await h.post("/api/feeds/gtfs?feed=city", try makeZip(Self.feed()))
+        var (status, _) = try await h.post("/api/feeds/gtfs?feed=city", try makeZip(TransitFixture.smallCity()))
         XCTAssertEqual(status, 200)
         let before = h.transit.networks.network("city")
         let zeros = String(repeating: "0", count: 300_000)
         let cases: [(String, [UInt8], String)] = [
             ("not a zip", Array("stop_id\ns1\n".utf8), "not a zip"),
-            ("traversal", try makeZip(Self.feed() + [("../evil.txt", "x")]), "leave"),
-            ("absolute", try makeZip(Self.feed() + [("/etc/evil.txt", "x")]), "leave"),
-            ("bomb", try makeZip(Self.feed().map { $0.0 == "stop_times.txt" ? ($0.0, $0.1 + zeros) : $0 }), "routes.gtfsMaxUncompressedBytes"),
-            ("missing", try makeZip(Self.feed().filter { $0.0 != "trips.txt" }), "no trips.txt"),
+            ("traversal", try makeZip(TransitFixture.smallCity() + [("../evil.txt", "x")]), "leave"),
+            ("absolute", try makeZip(TransitFixture.smallCity() + [("/etc/evil.txt", "x")]), "leave"),
+            ("bomb", try makeZip(TransitFixture.smallCity().map { $0.0 == "stop_times.txt" ? ($0.0, $0.1 + zeros) : $0 }), "routes.gtfsMaxUncompressedBytes"),
+            ("missing", try makeZip(TransitFixture.smallCity().filter { $0.0 != "trips.txt" }), "no trips.txt"),
         ]
         for (name, body, expected) in cases {
             let answer: JSON
@@ -94,13 +78,13 @@ final class TransitIngestTests: XCTestCase {
             XCTAssertTrue(answer["error"]?.stringValue?.contains(expected) == true, "\(name): \(answer.encoded)")
             XCTAssertEqual(h.transit.networks.network("city"), before, "\(name): the feed in force is unchanged")
         }
-        (status, _) = try await h.post("/api/feeds/gtfs?feed=a/b", try makeZip(Self.feed()))
+        (status, _) = try await h.post("/api/feeds/gtfs?feed=a/b", try makeZip(TransitFixture.smallCity()))
         XCTAssertEqual(status, 400, "a feed name with a slash")
     }
 
     func testALyingZipThatInflatesBeyondWhatItDeclaresIsRefused() async throws {
         let h = try TransitHarness(settings: ["routes.gtfsMaxUncompressedBytes": .int(100_000)])
-        var zip = try makeZip(Self.feed().map { $0.0 == "stop_times.txt" ? ($0.0, $0.1 + String(repeating: "0", count: 150_000)) : $0 })
+        var zip = try makeZip(TransitFixture.smallCity().map { $0.0 == "stop_times.txt" ? ($0.0, $0.1 + String(repeating: "0", count: 150_000)) : $0 })
         // Rewrite every declared uncompressed size (local and central headers) to 1,000 bytes.
         for i in 0..<(zip.count - 4) {
             let signature = UInt32(zip[i]) | UInt32(zip[i + 1]) << 8 | UInt32(zip[i + 2]) << 16 | UInt32(zip[i + 3]) << 24
@@ -115,7 +99,7 @@ final class TransitIngestTests: XCTestCase {
 
     func testAlertsReachTheCorridorsPassingTheirStopsInEachReadersLanguageThenUpdateAndEnd() async throws {
         let h = try TransitHarness()
-        _ = try await h.post("/api/feeds/gtfs?feed=city", try makeZip(Self.feed()))
+        _ = try await h.post("/api/feeds/gtfs?feed=city", try makeZip(TransitFixture.smallCity()))
         // A traveller passing stop s2 only (on r1), one passing s8 only (on r2), one passing s11 (no route).
         let finn = h.connection(language: "fi-FI"), plain = h.connection(), bus = h.connection(), nobody = h.connection()
         for m in [finn, plain] { _ = try await h.subscribe(m, from: (52.355, 4.82), to: (52.365, 4.82)) }
@@ -172,7 +156,7 @@ final class TransitIngestTests: XCTestCase {
         let h = try TransitHarness()
         var (status, answer) = try await h.post("/api/feeds/gtfs-rt?feed=city", try message([]))
         XCTAssertEqual(status, 409, "no GTFS feed of that name: \(answer.encoded)")
-        _ = try await h.post("/api/feeds/gtfs?feed=city", try makeZip(Self.feed()))
+        _ = try await h.post("/api/feeds/gtfs?feed=city", try makeZip(TransitFixture.smallCity()))
         let good = try message([alert("x", stop: "s1", header: [("x", nil)])])
         for (name, body) in [("truncated", Array(good.dropLast(3))), ("random", (0..<200).map { UInt8(($0 * 37 + 11) & 0xFF) })] {
             (status, answer) = try await h.post("/api/feeds/gtfs-rt?feed=city", body)

@@ -103,6 +103,31 @@ enum NetworkRows {
         }
     }
 
+    /// Deletes rows of versions that are neither in force nor being written (`writing`, asked inside
+    /// each transaction, so a version an upload starts meanwhile is never taken): what an upload
+    /// cut short by a crash or a failed write left. `batch` rows per transaction.
+    static func dropOrphans(writing: @escaping @Sendable () -> Set<Int64>, batch: Int, in store: Store) async throws -> Int {
+        var dropped = 0
+        for table in tables {
+            while true {
+                let n = try await store.write { db in
+                    let kept = Array(writing())
+                    let marks = kept.isEmpty ? "" : "AND t.version NOT IN (\(databaseQuestionMarks(count: kept.count)))"
+                    try db.execute(sql: """
+                        DELETE FROM \(table) WHERE rowid IN (
+                            SELECT t.rowid FROM \(table) t
+                            WHERE NOT EXISTS (SELECT 1 FROM transit_feed f WHERE f.name = t.feed AND f.version = t.version) \(marks)
+                            LIMIT ?)
+                        """, arguments: StatementArguments(kept + [Int64(batch)]))
+                    return db.changesCount
+                }
+                dropped += n
+                if n < batch { break }
+            }
+        }
+        return dropped
+    }
+
     /// Every stored feed, by name.
     static func all(_ db: Database) throws -> [String: TransitNetwork] {
         var out: [String: TransitNetwork] = [:]

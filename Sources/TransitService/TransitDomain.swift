@@ -1,6 +1,7 @@
 import DomainSeam
 import Foundation
 import GRDB
+import Logging
 import RouteService
 import ServiceLifecycle
 import Storage
@@ -43,9 +44,13 @@ public struct TransitDomain: Domain {
     private let upload: GTFSUpload
     private let realtime: RealtimeUpload
     private let poller: RealtimePoller?
+    private let store: Store
+    private let logger: Logger
 
     public init(context: DomainContext) throws {
         let s = context.settings
+        store = context.store
+        logger = context.logger
         networks = TransitNetworks(try context.store.readNow { db in try NetworkRows.all(db) })
         var limits = GTFSArchive.Limits()
         limits.maxUncompressedBytes = s[Self.gtfsMaxUncompressedBytes]
@@ -64,5 +69,17 @@ public struct TransitDomain: Domain {
 
     public var ops: [Op] { [] }
     public var endpoints: [HTTPEndpoint] { [upload.endpoint, realtime.endpoint] }
-    public var services: [any Service] { poller.map { [$0] } ?? [] }
+    public var services: [any Service] {
+        let networks = self.networks, store = self.store, logger = self.logger
+        // What uploads cut short by a crash left behind: deleted at start, then hourly.
+        let sweep: @Sendable () async -> Void = {
+            do {
+                let n = try await NetworkRows.dropOrphans(writing: { networks.writing }, batch: 5_000, in: store)
+                if n > 0 { logger.info("transit: rows of unfinished GTFS uploads deleted", metadata: ["rows": "\(n)"]) }
+            } catch {
+                logger.warning("transit: unfinished uploads not deleted yet", metadata: ["error": "\(error)"])
+            }
+        }
+        return [Periodic(every: 3_600, atStart: sweep) { _ in await sweep() }] + (poller.map { [$0] } ?? [])
+    }
 }

@@ -74,6 +74,8 @@ struct GTFSUpload: Sendable {
                                       + report.withRejects(reader).fields()))
         }
         let version = Int64.random(in: 1...Int64.max), now = report.started.timeIntervalSince1970
+        networks.beginWriting(version)
+        defer { networks.endWriting(version) }
         do {
             try await NetworkRows.write(feed, version: version, network, batch: batch, to: store)
             try await store.write { db in try NetworkRows.commit(feed, version: version, at: now, db) }

@@ -58,6 +58,26 @@ final class TransitIngestTests: XCTestCase {
         XCTAssertEqual(again.transit.networks.network("city")?.route(ofTrip: "t2"), "r2")
     }
 
+    func testRowsOfAnUploadCutShortAreDeletedAndTheFeedInForceIsNot() async throws {
+        let h = try TransitHarness()
+        _ = try await h.post("/api/feeds/gtfs?feed=city", try makeZip(TransitFixture.smallCity()))
+        // What a crash in the middle of an upload leaves: rows of a version never put in force.
+        try await h.store.write { db in
+            for i in 0..<3 { try db.execute(sql: "INSERT INTO transit_stop (feed, version, id, name, lat, lon) VALUES ('city', 42, ?, 'x', 1, 1)", arguments: ["o\(i)"]) }
+        }
+        func count(_ sql: String) async throws -> Int { try await h.store.read { db in try Int.fetchOne(db, sql: sql) ?? -1 } }
+        let sweeper = Task { try await h.transit.services[0].run() }
+        defer { sweeper.cancel() }
+        let deadline = Date().addingTimeInterval(5)
+        while try await count("SELECT COUNT(*) FROM transit_stop WHERE version = 42") > 0, Date() < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        let orphans = try await count("SELECT COUNT(*) FROM transit_stop WHERE version = 42")
+        let inForce = try await count("SELECT COUNT(*) FROM transit_stop WHERE feed = 'city'")
+        XCTAssertEqual(orphans, 0)
+        XCTAssertEqual(inForce, 12, "the version in force keeps its stops")
+    }
+
     func testHostileOrBrokenZipsAreRefusedWholeAndTheFeedInForceStays() async throws {
         let h = try TransitHarness(settings: ["routes.gtfsMaxUncompressedBytes": .int(200_000)])
         var (status, _) = try await h.post("/api/feeds/gtfs?feed=city", try makeZip(TransitFixture.smallCity()))

@@ -57,7 +57,7 @@ let package = Package(
         .target(name: "Tonight", swiftSettings: uncheckedExclusivity),
         .target(name: "CLinux"),
         // Public transport's standard feeds (GTFS), pure: a streaming CSV reader and the records.
-        .target(name: "Transit"),
+        .target(name: "Transit", swiftSettings: uncheckedExclusivity),
         // GTFS-Realtime alerts decoded (swift-protobuf, generated code committed) into Transit's alerts.
         .target(name: "TransitFeeds", dependencies: ["Transit", .product(name: "SwiftProtobuf", package: "swift-protobuf")],
                 exclude: ["Proto"]),
@@ -123,7 +123,7 @@ let package = Package(
         // Public transport live: GTFS feeds (zips) stored and swapped whole, GTFS-Realtime alerts
         // (posted or polled) turned into provider intel items on the routes domain's stream.
         .target(name: "TransitService", dependencies: [
-            "Transit", "TransitFeeds", "Routes", "RouteService", "Realtime", "Storage", "DomainSeam",
+            "Transit", "TransitFeeds", "Routes", "RouteService", "Realtime", "Storage", "DomainSeam", "CHubbubZlib",
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -171,10 +171,13 @@ public struct GTFSReader: Sendable {
     private struct Header {
         var index: [String: Int] = [:]
         var count = 0
+        /// Every column the file needs is there (else the header was rejected and so is the file).
+        var complete = false
         init() {}
-        init(_ record: CSVRecord) {
+        init(_ record: CSVRecord, file: GTFSFile) {
             count = record.count
             for (i, name) in record.fields.enumerated() where index[name.trimmed] == nil { index[name.trimmed] = i }
+            complete = GTFSReader.required(file).allSatisfy { index[$0] != nil }
         }
         func callAsFunction(_ name: String) -> Int? { index[name] }
     }
@@ -192,6 +195,8 @@ public struct GTFSReader: Sendable {
     private var stopIDs: [String] = []
     /// Each route's stops (numbers), by route number.
     private var servedStops: [Set<Int32>] = []
+    /// The trip of the last stop time read, and its route's number.
+    private var lastTrip: (id: [UInt8], route: Int32)?
 
     public init(limits: Limits = Limits()) { self.limits = limits }
 
@@ -210,15 +215,24 @@ public struct GTFSReader: Sendable {
     public mutating func take(_ record: CSVRecord) {
         guard let file else { return }
         guard let header else {
-            header = Header(record)
+            header = Header(record, file: file)
             if let missing = Self.required(file).first(where: { header!($0) == nil }) {
                 reject(file, record.line, "no \(missing) column")
             }
             return
         }
-        guard Self.required(file).allSatisfy({ header($0) != nil }) else { return } // the header said why
+        guard header.complete else { return } // the header said why
         guard record.count == header.count else {
             return reject(file, record.line, "\(record.count) fields where the header has \(header.count)")
+        }
+        if file == .stopTimes {
+            // Millions of rows: read by column number, without making a string of every field.
+            do throws(Refusal) {
+                try stopTime(record, trip: header("trip_id")!, stop: header("stop_id")!)
+            } catch {
+                reject(file, record.line, error.reason)
+            }
+            return
         }
         func field(_ name: String) -> String? {
             header(name).flatMap { record[$0]?.trimmed }.flatMap { $0.isEmpty ? nil : $0 }
@@ -229,7 +243,7 @@ public struct GTFSReader: Sendable {
             case .stops: try stop(field)
             case .routes: try route(field)
             case .trips: try trip(field)
-            case .stopTimes: try stopTime(field)
+            case .stopTimes: break // above
             }
         } catch {
             reject(file, record.line, error.reason)
@@ -248,7 +262,7 @@ public struct GTFSReader: Sendable {
         init(_ reason: String) { self.reason = reason }
     }
 
-    private static func required(_ file: GTFSFile) -> [String] {
+    fileprivate static func required(_ file: GTFSFile) -> [String] {
         switch file {
         case .agency: ["agency_name", "agency_timezone"]
         case .stops: ["stop_id"]
@@ -304,12 +318,33 @@ public struct GTFSReader: Sendable {
         network.tripRoutes[id] = number
     }
 
-    private mutating func stopTime(_ field: (String) -> String?) throws(Refusal) {
-        guard let trip = field("trip_id") else { throw Refusal("no trip_id") }
-        guard let stop = field("stop_id") else { throw Refusal("trip \(trip): no stop_id") }
-        guard let route = network.tripRoutes[trip] else { throw Refusal("trip_id \(trip) is not in trips.txt") }
-        guard let number = stopNumbers[stop] else { throw Refusal("stop_id \(stop) is not in stops.txt") }
+    /// A stop time: its trip's route serves its stop. Rows come grouped by trip, so the trip's
+    /// route is looked up once per trip, not once per row.
+    private mutating func stopTime(_ record: CSVRecord, trip tripColumn: Int, stop stopColumn: Int) throws(Refusal) {
+        let trip = Self.trimmed(record.bytes(tripColumn))
+        guard !trip.isEmpty else { throw Refusal("no trip_id") }
+        let route: Int32
+        if let last = lastTrip, last.route >= 0, last.id.elementsEqual(trip) {
+            route = last.route
+        } else {
+            let id = String(decoding: trip, as: UTF8.self)
+            guard let found = network.tripRoutes[id] else { throw Refusal("trip_id \(id) is not in trips.txt") }
+            lastTrip = (Array(trip), found)
+            route = found
+        }
+        let stop = Self.trimmed(record.bytes(stopColumn))
+        guard !stop.isEmpty else { throw Refusal("trip \(String(decoding: trip, as: UTF8.self)): no stop_id") }
+        let stopID = String(decoding: stop, as: UTF8.self)
+        guard let number = stopNumbers[stopID] else { throw Refusal("stop_id \(stopID) is not in stops.txt") }
         servedStops[Int(route)].insert(number)
+    }
+
+    /// A field's bytes without the spaces and tabs around them.
+    private static func trimmed(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+        var b = bytes
+        while let first = b.first, first == 0x20 || first == 0x09 { b.removeFirst() }
+        while let last = b.last, last == 0x20 || last == 0x09 { b.removeLast() }
+        return b
     }
 
     private mutating func reject(_ file: GTFSFile, _ line: Int, _ reason: String) {

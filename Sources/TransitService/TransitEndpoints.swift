@@ -56,7 +56,7 @@ struct GTFSUpload: Sendable {
         } catch {
             return .error(400, "the body did not arrive: \(error)")
         }
-        let limits = self.limits
+        let limits = self.limits, readStarted = Date()
         let read: Result<GTFSReader, GTFSArchive.Refusal> = await withCheckedContinuation { done in
             // Seconds of CPU for a large city: on a thread of its own, not the concurrency pool's.
             Thread.detachNewThread { done.resume(returning: Result { () throws(GTFSArchive.Refusal) in try GTFSArchive.read(url, limits: limits) }) }
@@ -73,6 +73,7 @@ struct GTFSUpload: Sendable {
             return .json(400, .object([("error", .string("no stop or no route survived the checks; the feed in force is unchanged"))]
                                       + report.withRejects(reader).fields()))
         }
+        let readSeconds = Date().timeIntervalSince(readStarted), storeStarted = Date()
         let version = Int64.random(in: 1...Int64.max), now = report.started.timeIntervalSince1970
         networks.beginWriting(version)
         defer { networks.endWriting(version) }
@@ -83,6 +84,7 @@ struct GTFSUpload: Sendable {
             return .error(503, "could not store the feed; the feed in force is unchanged", headers: [("Retry-After", "1")])
         }
         networks.replace(feed, with: network)
+        let storeSeconds = Date().timeIntervalSince(storeStarted)
         do {
             try await NetworkRows.dropOld(feed, current: version, batch: batch, in: store)
         } catch {
@@ -92,7 +94,8 @@ struct GTFSUpload: Sendable {
         report.added = network.stops.count + network.routes.count
         logger.info("transit: GTFS feed in force", metadata: ["feed": "\(feed)", "stops": "\(network.stops.count)",
                                                               "routes": "\(network.routes.count)", "trips": "\(network.tripCount)",
-                                                              "rejected": "\(reader.rejectCount)"])
+                                                              "rejected": "\(reader.rejectCount)", "readMs": "\(Int(readSeconds * 1000))",
+                                                              "storeMs": "\(Int(storeSeconds * 1000))"])
         return .json(200, .object(report.fields([("feed", .string(feed)), ("agencies", .int(network.agencies.count)),
                                                  ("stops", .int(network.stops.count)), ("routes", .int(network.routes.count)),
                                                  ("trips", .int(network.tripCount))])))

@@ -90,6 +90,8 @@ final class TransitIngestTests: XCTestCase {
             ("absolute", try makeZip(TransitFixture.smallCity() + [("/etc/evil.txt", "x")]), "leave"),
             ("bomb", try makeZip(TransitFixture.smallCity().map { $0.0 == "stop_times.txt" ? ($0.0, $0.1 + zeros) : $0 }), "routes.gtfsMaxUncompressedBytes"),
             ("missing", try makeZip(TransitFixture.smallCity().filter { $0.0 != "trips.txt" }), "no trips.txt"),
+            ("damaged", damaged(try makeZip(TransitFixture.smallCity(stopTimes: String(repeating: "t1,08:00:00,08:00:00,s1,1\n", count: 2_000))),
+                                at: "stop_times.txt"), "stop_times.txt"),
         ]
         for (name, body, expected) in cases {
             let answer: JSON
@@ -100,6 +102,21 @@ final class TransitIngestTests: XCTestCase {
         }
         (status, _) = try await h.post("/api/feeds/gtfs?feed=a/b", try makeZip(TransitFixture.smallCity()))
         XCTAssertEqual(status, 400, "a feed name with a slash")
+    }
+
+    /// `zip` with one byte in the middle of `entry`'s compressed data flipped (its checksum no longer matches).
+    func damaged(_ zip: [UInt8], at entry: String) -> [UInt8] {
+        var out = zip
+        let name = Array(entry.utf8)
+        for i in 0..<(zip.count - 30) where zip[i..<i + 4].elementsEqual([0x50, 0x4b, 0x03, 0x04]) {
+            let nameLength = Int(zip[i + 26]) | Int(zip[i + 27]) << 8, extra = Int(zip[i + 28]) | Int(zip[i + 29]) << 8
+            let size = Int(zip[i + 18]) | Int(zip[i + 19]) << 8 | Int(zip[i + 20]) << 16
+            guard zip[(i + 30)..<(i + 30 + nameLength)].elementsEqual(name) else { continue }
+            out[i + 30 + nameLength + extra + size / 2] ^= 0x10
+            return out
+        }
+        XCTFail("no entry \(entry)")
+        return out
     }
 
     func testALyingZipThatInflatesBeyondWhatItDeclaresIsRefused() async throws {

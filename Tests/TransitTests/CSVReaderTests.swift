@@ -11,16 +11,25 @@ final class CSVReaderTests: XCTestCase {
         read(Array(text.utf8), pieces: [Array(text.utf8).count], limits: limits)
     }
 
-    /// Fed in pieces of these sizes (the rest, if any, as one last piece).
-    func read(_ bytes: [UInt8], pieces: [Int], limits: CSVReader.Limits = .init()) -> [CSVReader.Event] {
-        var reader = CSVReader(limits: limits)
-        var out: [CSVReader.Event] = [], at = 0
-        for n in pieces where at < bytes.count {
-            out += reader.feed(bytes[at..<min(bytes.count, at + n)])
-            at += n
+    /// Fed in pieces of these sizes (the rest, if any, as one last piece), through both of the
+    /// reader's entries (any sequence of bytes; bytes in memory, which takes runs at once): they
+    /// must read the same.
+    func read(_ bytes: [UInt8], pieces: [Int], limits: CSVReader.Limits = .init(),
+              file: StaticString = #filePath, line: UInt = #line) -> [CSVReader.Event] {
+        func run(_ feed: (inout CSVReader, ArraySlice<UInt8>) -> [CSVReader.Event]) -> [CSVReader.Event] {
+            var reader = CSVReader(limits: limits)
+            var out: [CSVReader.Event] = [], at = 0
+            for n in pieces where at < bytes.count {
+                out += feed(&reader, bytes[at..<min(bytes.count, at + n)])
+                at += n
+            }
+            if at < bytes.count { out += feed(&reader, bytes[at...]) }
+            return out + reader.finish()
         }
-        if at < bytes.count { out += reader.feed(bytes[at...]) }
-        return out + reader.finish()
+        let sequence = run { reader, piece in reader.feed(piece) }
+        let buffered = run { reader, piece in piece.withUnsafeBytes { reader.feed($0) } }
+        XCTAssertEqual(sequence, buffered, "both entries read the same", file: file, line: line)
+        return sequence
     }
 
     func records(_ fields: [[String]], lines: [Int]) -> [CSVReader.Event] {

@@ -6,7 +6,9 @@
 #   4. interop with Python's websockets library (ws/wss, with and without compression),
 #      kill -9 during a vote storm, during a burst of intel posts, likes, comments and links
 #      (nothing acknowledged lost, nothing counted twice) and during an event-feed ingest (the
-#      store consistent, users' tonight state kept), and the load harness end to end
+#      store consistent, users' tonight state kept), GTFS and GTFS-Realtime ingest end to end
+#      (alerts as intel in each reader's language, updates and ends, hostile zips and messages,
+#      the poller's conditional GETs, failures and recovery), and the load harness end to end
 #      (the smoke scenario's thresholds, comparison mode, exit status),
 #   5. the whole Autobahn|Testsuite (kosoku) against /echo,
 #   6. headless Chromium against /echo over ws:// and wss://, and the web client's pages in
@@ -38,6 +40,10 @@ log "crash: kill -9 during a burst of intel posts, likes, comments and links"
 
 log "crash: kill -9 during an event-feed ingest"
 "$VENV_PY" scripts/test-crash-tonight.py "$HUBBUB_BIN"
+
+log "transit: GTFS and GTFS-Realtime ingest, poller"
+ensure_venv websockets gtfs-realtime-bindings
+"$VENV_PY" scripts/test-transit.py "$HUBBUB_BIN"
 
 log "load harness: smoke scenario and comparison mode"
 scripts/test-load.sh

@@ -88,14 +88,17 @@ public struct PlacedAlert: Sendable, Equatable {
         var types: [Int] = []
         func note(_ type: Int?) { if let type, !types.contains(type) { types.append(type) } }
         for e in alert.entities {
-            if let stop = e.stop, network.stops[stop] != nil { stops.insert(stop) }
             // A trip informs its route's stops: the route the alert gives, else the one the feed says it runs on.
             let tripRoute = e.tripRoute ?? e.trip.flatMap(network.route(ofTrip:))
-            for route in [e.route, tripRoute].compactMap({ $0 }) {
-                stops.formUnion(network.stopsOfRoute[route] ?? [])
-                note(network.routes[route]?.type)
-            }
+            let routes = [e.route, tripRoute].compactMap { $0 }
+            for route in routes { note(network.routes[route]?.type) }
             note(e.routeType)
+            // The selector's fields together narrow it: a stop with a route is that stop (on that route).
+            if let stop = e.stop {
+                if network.stops[stop] != nil { stops.insert(stop) }
+            } else {
+                for route in routes { stops.formUnion(network.stopsOfRoute[route] ?? []) }
+            }
         }
         guard !stops.isEmpty else {
             return .failure(PlacementError(alert: alert.id, reason: "no informed entity is a stop, route or trip of the feed's network"))

@@ -92,17 +92,6 @@ enum NetworkRows {
         try db.execute(sql: "INSERT OR REPLACE INTO transit_feed (name, version, loaded_at) VALUES (?, ?, ?)", arguments: [name, version, now])
     }
 
-    /// Deletes the rows of feed `name`'s versions other than `current`, `batch` per transaction.
-    static func dropOld(_ name: String, current: Int64, batch: Int, in store: Store) async throws {
-        for table in tables {
-            while try await store.write({ db in
-                try db.execute(sql: "DELETE FROM \(table) WHERE rowid IN (SELECT rowid FROM \(table) WHERE feed = ? AND version != ? LIMIT ?)",
-                               arguments: [name, current, batch])
-                return db.changesCount
-            }) == batch {}
-        }
-    }
-
     /// Deletes rows of versions that are neither in force nor being written (`writing`, asked inside
     /// each transaction, so a version an upload starts meanwhile is never taken): what an upload
     /// cut short by a crash or a failed write left. `batch` rows per transaction.

@@ -31,6 +31,7 @@ struct GTFSUpload: Sendable {
     let logger: Logger
     /// Rows per transaction while a version is written.
     var batch = 5_000
+    let turns = Turns()
 
     var endpoint: HTTPEndpoint {
         HTTPEndpoint("POST", "/api/feeds/gtfs", maxBodyBytes: maxBodyBytes) { request in await handle(request) }
@@ -42,10 +43,13 @@ struct GTFSUpload: Sendable {
         var report = IngestReport()
         let url = URL(fileURLWithPath: spoolDirectory).appendingPathComponent("gtfs-\(UUID().uuidString).zip")
         defer { try? FileManager.default.removeItem(at: url) }
+        guard (try? FileManager.default.createDirectory(atPath: spoolDirectory, withIntermediateDirectories: true)) != nil,
+              FileManager.default.createFile(atPath: url.path, contents: nil),
+              let file = try? FileHandle(forWritingTo: url) else {
+            logger.error("transit: cannot spool a GTFS zip", metadata: ["directory": "\(spoolDirectory)"])
+            return .error(503, "could not spool the zip to disk", headers: [("Retry-After", "5")])
+        }
         do {
-            try FileManager.default.createDirectory(atPath: spoolDirectory, withIntermediateDirectories: true)
-            guard FileManager.default.createFile(atPath: url.path, contents: nil),
-                  let file = try? FileHandle(forWritingTo: url) else { return .error(503, "could not spool the zip to \(spoolDirectory)") }
             defer { try? file.close() }
             var received = 0
             for try await chunk in request.body {
@@ -75,21 +79,29 @@ struct GTFSUpload: Sendable {
         }
         let readSeconds = Date().timeIntervalSince(readStarted), storeStarted = Date()
         let version = Int64.random(in: 1...Int64.max), now = report.started.timeIntervalSince1970
+        // One upload stores and swaps at a time, so the version in force on disk and in memory is
+        // the same one: the last to finish.
+        await turns.enter()
         networks.beginWriting(version)
-        defer { networks.endWriting(version) }
         do {
             try await NetworkRows.write(feed, version: version, network, batch: batch, to: store)
             try await store.write { db in try NetworkRows.commit(feed, version: version, at: now, db) }
         } catch {
+            networks.endWriting(version)
+            await turns.leave()
             return .error(503, "could not store the feed; the feed in force is unchanged", headers: [("Retry-After", "1")])
         }
         networks.replace(feed, with: network)
+        networks.endWriting(version)
         let storeSeconds = Date().timeIntervalSince(storeStarted)
         do {
-            try await NetworkRows.dropOld(feed, current: version, batch: batch, in: store)
+            // The version replaced (and any other not in force, sparing uploads still writing theirs).
+            let networks = self.networks
+            _ = try await NetworkRows.dropOrphans(writing: { networks.writing }, batch: batch, in: store)
         } catch {
             logger.warning("transit: old versions of a feed not deleted yet", metadata: ["feed": "\(feed)", "error": "\(error)"])
         }
+        await turns.leave()
         report = report.withRejects(reader)
         report.added = network.stops.count + network.routes.count
         logger.info("transit: GTFS feed in force", metadata: ["feed": "\(feed)", "stops": "\(network.stops.count)",
@@ -139,5 +151,21 @@ struct RealtimeUpload: Sendable {
         } catch {
             return .error(error.status, error.message, headers: error.status == 503 ? [("Retry-After", "1")] : [])
         }
+    }
+}
+
+/// Takes turns: one holder at a time, the others wait in order (an async lock).
+actor Turns {
+    private var held = false
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    func enter() async {
+        guard held else { held = true; return }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    /// Hands the turn to the next waiting, if any.
+    func leave() {
+        if waiting.isEmpty { held = false } else { waiting.removeFirst().resume() }
     }
 }

@@ -58,6 +58,21 @@ final class TransitIngestTests: XCTestCase {
         XCTAssertEqual(again.transit.networks.network("city")?.route(ofTrip: "t2"), "r2")
     }
 
+    func testUploadsOfOneFeedAtOnceLeaveOneWholeVersionInForce() async throws {
+        let h = try TransitHarness()
+        let a = try makeZip(TransitFixture.smallCity())
+        let b = try makeZip(TransitFixture.smallCity(extraStops: "s99,Extra,52.37,4.85\n"))
+        async let first = h.post("/api/feeds/gtfs?feed=city", a)
+        async let second = h.post("/api/feeds/gtfs?feed=city", b)
+        let (x, y) = try await (first, second)
+        XCTAssertEqual([x.0, y.0], [200, 200])
+        let inForce = try XCTUnwrap(h.transit.networks.network("city"))
+        let again = try TransitHarness(directory: h.directory)
+        XCTAssertEqual(again.transit.networks.network("city"), inForce, "a restart finds the version in force, whole")
+        let rows = try await h.store.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM transit_stop") ?? 0 }
+        XCTAssertEqual(rows, inForce.stops.count, "the other version's rows are gone")
+    }
+
     func testRowsOfAnUploadCutShortAreDeletedAndTheFeedInForceIsNot() async throws {
         let h = try TransitHarness()
         _ = try await h.post("/api/feeds/gtfs?feed=city", try makeZip(TransitFixture.smallCity()))

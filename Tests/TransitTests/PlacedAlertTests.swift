@@ -34,6 +34,13 @@ final class PlacedAlertTests: XCTestCase {
         XCTAssertEqual(placed.points, [.init(lat: 41.017, lon: 28.970), .init(lat: 41.0223, lon: 28.9771)])
     }
 
+    func testAStopWithItsRouteInOneSelectorIsThatStopAlone() throws {
+        let placed = try PlacedAlert.place(TransitAlert(id: "a9", entities: [.init(route: "T1", stop: "KAR-1")], header: [.init("Platform closed")]),
+                                           in: network).get()
+        XCTAssertEqual(placed.points, [.init(lat: 41.0223, lon: 28.9771)], "the fields of one selector narrow it")
+        XCTAssertEqual(placed.routeTypes, [0], "its route still says the mode")
+    }
+
     func testATripAloneInformsTheStopsOfTheRouteItRunsOn() throws {
         let placed = try PlacedAlert.place(TransitAlert(id: "a7", entities: [.init(trip: "T1-a")], header: [.init("Delayed")]), in: network).get()
         XCTAssertEqual(placed.points.count, 2)

@@ -12,7 +12,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 ensure_apt chromium chromium-driver nodejs
-ensure_venv websockets selenium pytest
+ensure_venv websockets selenium pytest gtfs-realtime-bindings
 [[ -x "${HUBBUB_BIN}" ]] || die "build first: swift build -c release ($HUBBUB_BIN is missing)"
 
 log "hubbub.js unit tests (node --test)"

@@ -1,6 +1,8 @@
 // The traveller's page: choose a route, see the live reports ("intel") inside its corridor on a
-// map and in a list, post, like, comment on and link reports, and see karma. Everything a user
-// wrote is set as text (el(), textContent): never parsed as HTML.
+// map and in a list, post, like, comment on and link reports, and see karma; choose the language
+// transit operators' alerts are read in (kept in the profile: the server translates). An alert at
+// several stops is drawn at each of them. Everything a user or an operator wrote is set as text
+// (el(), textContent): never parsed as HTML.
 import { CorridorItems, HubbubError } from "./hubbub.js";
 import { $, ago, announce, clearError, clock, el, fill, onSubmit, showError, startSession, here } from "./ui.js";
 
@@ -29,6 +31,8 @@ const state = {
   shown: [], // the items drawn, in list order
   projection: null,
   pin: null, // where a new report goes, {lat, lon}
+  places: new Map(), // item id → {at, near}: where its numbered marker goes, how many of its points are along the route
+  language: undefined, // the profile's language: a tag, null (original texts), undefined (not read yet)
   liked: new Set(),
   ...loadView(),
 };
@@ -53,6 +57,8 @@ function saveView() {
   save(VIEW_KEY, { sort: state.sort, kinds: [...state.kinds], modes: [...state.modes] });
 }
 
+/** Whether this browser has settled the user's language (by the browser's, or their choice). */
+const languageKey = () => `hubbub.traveller.language-set.${state.user?.id}`;
 const placeKey = (p) => `${p.lat.toFixed(4)},${p.lon.toFixed(4)}`;
 /** Where each of the user's routes started, by destination (kept in this browser only). */
 const startsKey = () => `hubbub.traveller.starts.${state.user?.id}`;
@@ -122,15 +128,97 @@ const hub = startSession({ onUser: userChanged });
 
 function userChanged(user) {
   state.user = user;
+  state.language = undefined;
   leaveRoute();
   for (const id of ["plan", "me"]) $(id).hidden = !user;
   $("intro").hidden = !!user;
   pageError("");
   if (!user) return;
   state.liked = new Set(load(`hubbub.traveller.liked.${user.id}`, []));
+  loadLanguage();
   loadDestinations();
   refreshKarma();
 }
+
+// ---- the language alerts are read in
+
+/** The select's option for a tag (one is added for a tag it does not offer), or the "original
+ * texts" one for null. */
+function languageOption(tag) {
+  const select = $("language");
+  if (!tag) return [...select.options].find((o) => o.value === "");
+  const known = [...select.options].find((o) => o.value && o.value.toLowerCase() === tag.toLowerCase());
+  if (known) return known;
+  let name = tag;
+  try {
+    // Its name in its own language, as the others are ("svenska" → "Svenska").
+    const own = new Intl.DisplayNames([tag], { type: "language" }).of(tag) ?? tag;
+    name = own.charAt(0).toLocaleUpperCase(tag) + own.slice(1);
+  } catch (_) { /* not a tag Intl knows: its code */ }
+  const option = el("option", { value: tag, lang: tag }, name);
+  select.insertBefore(option, languageOption(null));
+  return option;
+}
+
+function showLanguage(tag) {
+  state.language = tag ?? null;
+  $("language").value = languageOption(state.language).value;
+}
+
+/** The browser's first language as one the select offers (`en-GB` → `en`), else as it is; null
+ * when it is not a language tag. */
+function browserLanguage() {
+  const tag = String(navigator.languages?.[0] ?? navigator.language ?? "").trim();
+  if (!/^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$/.test(tag) || tag.length > 35) return null;
+  const primary = tag.split("-")[0].toLowerCase();
+  const offered = [...$("language").options].find((o) => o.value && o.value.toLowerCase() === primary);
+  return offered ? offered.value : tag;
+}
+
+/** Reads the profile's language. A user who never chose one (none in the profile, and this
+ * browser has not set it before) gets the browser's, stored in the profile. */
+async function loadLanguage() {
+  const user = state.user;
+  let tag, defaulted = false;
+  try {
+    tag = (await hub.request("profile.get")).profile.language ?? null;
+    if (tag === null && !load(languageKey(), false)) {
+      const guess = browserLanguage();
+      if (guess) {
+        tag = (await hub.request("profile.update", { language: guess })).profile.language ?? null;
+        defaulted = true;
+      }
+    }
+  } catch (e) {
+    if (state.user === user) $("language-hint").textContent = `Your language could not be read just now (${e.message}).`;
+    return;
+  }
+  if (state.user !== user) return;
+  save(languageKey(), true);
+  showLanguage(tag);
+  // A route opened meanwhile may have been read in the language before.
+  if (defaulted) refreshRoute();
+}
+
+$("language").addEventListener("change", async (event) => {
+  const select = event.currentTarget;
+  const option = select.selectedOptions[0];
+  const tag = select.value || null;
+  const before = state.language;
+  select.setAttribute("aria-busy", "true");
+  try {
+    const r = await hub.request("profile.update", { language: tag });
+    save(languageKey(), true);
+    state.language = r.profile.language ?? null;
+    await refreshRoute();
+    announce(tag ? `Alerts are now in ${option.textContent} when their operator gives it.` : "Alerts are now in the language their operator wrote them in.");
+  } catch (e) {
+    if (before !== undefined) showLanguage(before);
+    pageError(`Your language could not be changed: ${e.message}`);
+  } finally {
+    select.removeAttribute("aria-busy");
+  }
+});
 
 function leaveRoute() {
   if (state.room) state.room.close();
@@ -266,24 +354,49 @@ $("use-location").addEventListener("click", async (event) => {
   }
 });
 
-async function openRoute(route, form) {
+function subscribeRoute(route) {
   const args = { from: route.from, to: route.to, widthMeters: route.widthMeters };
   if (route.label) args.label = route.label;
+  return hub.request("route.subscribe", args);
+}
+
+/** Takes the room of route.subscribe's reply: another route's room is left; the same one is taken
+ * over by adopt() (no unsubscribe). */
+function takeRoom(r) {
+  if (state.room && state.room.name !== r.room) state.room.close();
+  state.corridor = r.corridor;
+  state.items = new CorridorItems(r.items);
+  state.room = hub.adopt(r, { snapshot: onSnapshot, push: onPush, recovered: (room) => { if (room === state.room) announce("Back online: caught up with your route."); }, error: onRoomError });
+}
+
+/** The open route's items again (after a change of language: their bodies come in the new one). */
+async function refreshRoute() {
+  const route = state.route;
+  if (!route || !state.user) return;
   let r;
   try {
-    r = await hub.request("route.subscribe", args);
+    r = await subscribeRoute(route);
+  } catch (e) {
+    pageError(`Your route could not be read again: ${e.message}`);
+    return;
+  }
+  if (state.route !== route || !state.user) return;
+  takeRoom(r);
+  render();
+}
+
+async function openRoute(route, form) {
+  let r;
+  try {
+    r = await subscribeRoute(route);
   } catch (e) {
     if (form) throw e;
     pageError(`Your route could not be opened: ${e.message}`);
     return;
   }
   if (!state.user) return;
-  // Another route's room is left; the same one is taken over by adopt() (no unsubscribe).
-  if (state.room && state.room.name !== r.room) state.room.close();
   state.route = route;
-  state.corridor = r.corridor;
-  state.items = new CorridorItems(r.items);
-  state.room = hub.adopt(r, { snapshot: onSnapshot, push: onPush, recovered: (room) => { if (room === state.room) announce("Back online: caught up with your route."); }, error: onRoomError });
+  takeRoom(r);
   const starts = load(startsKey(), {});
   starts[placeKey(route.to)] = { from: route.from, widthMeters: route.widthMeters };
   save(startsKey(), starts);
@@ -318,29 +431,42 @@ function onRoomError(e, room) {
 
 function onPush(push, room) {
   if (room !== state.room) return;
-  const before = push.event === "intel.added" ? state.items.items.has(push.data?.item?.id) : true;
+  const id = push.event === "intel.expired" ? push.data?.item : push.data?.item?.id;
+  const held = state.items.items.get(id);
   if (!state.items.apply(push)) return;
   const item = push.data?.item;
-  if (push.event === "intel.added" && !before) {
+  if (push.event === "intel.added" && !held) {
     if (item.by?.user === state.user?.id) {
       announce(`Your report is on your route: ${firstWords(item.body, 8, 80)}`);
       karmaSoon();
     } else {
       const kind = KINDS.find((k) => k.value === item.kind)?.one ?? "Report";
       announce(`New ${kind.toLowerCase()} on your route${passes(item) ? "" : " (hidden by your filters)"}: ${firstWords(item.body, 12, 120)}`);
-      fresh.add(item.id);
-      setTimeout(() => { fresh.delete(item.id); state.cards.get(item.id)?.li.classList.remove("fresh"); }, 6000);
+      flash(item.id);
     }
+  } else if (push.event === "intel.updated" && item?.origin === "provider" && held && held.body !== item.body) {
+    // An operator revised its alert (likes and comments change no body).
+    announce(`Alert updated${passes(item) ? "" : " (hidden by your filters)"}: ${firstWords(item.body, 12, 120)}`);
+    flash(item.id);
   } else if (push.event === "intel.updated" && item?.by?.user === state.user?.id) {
     karmaSoon();
   } else if (push.event === "intel.linked") {
     karmaSoon();
+  } else if (push.event === "intel.expired" && held?.origin === "provider") {
+    announce(`Alert ended: ${firstWords(held.body, 12, 120)}`);
   }
   render();
   if (push.event === "intel.updated") refreshOpenPanel(item.id);
 }
 
 const fresh = new Set();
+
+/** Marks a card as new or changed for a few seconds. */
+function flash(id) {
+  fresh.add(id);
+  state.cards.get(id)?.li.classList.add("fresh");
+  setTimeout(() => { fresh.delete(id); state.cards.get(id)?.li.classList.remove("fresh"); }, 6000);
+}
 
 // ---- the list and its filters
 
@@ -396,6 +522,8 @@ function render() {
   if (!state.corridor) return;
   const all = state.items.sorted(state.sort);
   state.shown = all.filter(passes);
+  const plane = planeOf(state.corridor);
+  state.places = new Map(state.shown.map((i) => [i.id, placeOf(i, state.corridor, plane)]));
   drawControls();
   drawSummary(all.length);
   drawList(all);
@@ -446,7 +574,9 @@ function makeCard(id) {
   const c = { id, open: false, panel: null };
   c.num = el("span", { class: "num", "aria-hidden": "true" });
   c.kind = el("span", { class: "kind" });
+  c.line = el("p", { class: "line" });
   c.body = el("p", { class: "text" });
+  c.where = el("p", { class: "sub" });
   c.meta = el("p", { class: "sub" });
   c.tags = el("p", { class: "tags" });
   c.links = el("div", { class: "linked" });
@@ -459,7 +589,7 @@ function makeCard(id) {
     c.num,
     el("div", { class: "report-main" },
       el("p", { class: "head" }, c.kind, c.counts),
-      c.body, c.meta, c.tags, c.links,
+      c.line, c.body, c.where, c.meta, c.tags, c.links,
       el("div", { class: "actions" }, c.likeBtn, c.moreBtn),
       c.error, c.details));
   return c;
@@ -480,11 +610,19 @@ function updateCard(c, item, index) {
   c.kind.textContent = kind.one + (item.origin === "provider" ? " · official" : "");
   c.counts.textContent = `${plural(item.likes, "like")} · ${plural(item.comments, "comment")}`;
   c.body.textContent = item.body;
+  // A provider's item: who says it and which lines (its tags: tram, bus...), in place of hashtags.
+  const source = item.by?.source ?? null;
+  c.line.textContent = source ? [source, ...item.tags].join(" · ") : "";
+  c.line.hidden = !source;
+  const points = item.points?.length ?? 0;
+  const near = state.places.get(item.id)?.near ?? 1;
+  c.where.textContent = points > 1 ? `At ${points} ${source ? "stops" : "places"}, ${near === 1 ? "1 of them" : `${near} of them`} along your route.` : "";
+  c.where.hidden = points <= 1;
   const modes = item.modes.length ? `for ${item.modes.map((m) => MODES.find((x) => x.value === m)?.name ?? m).join(", ")}` : "for everyone";
   const away = item.distanceToDestinationMeters !== undefined ? ` · ${distance(item.distanceToDestinationMeters)} from your destination` : "";
-  c.meta.textContent = `${byLine(item)} · ${ago(item.at)} (${clock(item.at)}) · ${modes}${away}`;
-  fill(c.tags, item.tags.map((t) => el("span", { class: "badge" }, `#${t}`)));
-  c.tags.hidden = item.tags.length === 0;
+  c.meta.textContent = `${source ? "" : `${byLine(item)} · `}${ago(item.at)} (${clock(item.at)}) · ${modes}${away}`;
+  fill(c.tags, source ? [] : item.tags.map((t) => el("span", { class: "badge" }, `#${t}`)));
+  c.tags.hidden = !!source || item.tags.length === 0;
   fill(c.links, item.links.length ? [el("span", { class: "muted" }, "Linked to: "), ...item.links.map((other, i) => {
     const o = state.items.items.get(other);
     const sep = i < item.links.length - 1 ? ", " : "";
@@ -643,14 +781,47 @@ function svg(tag, attrs = {}, ...children) {
   return node;
 }
 
-/** Equirectangular, scaled by cos(latitude) at the corridor's middle, fitted to its box. */
-function makeProjection(c, items) {
+/** Metres east and south on a plane around the corridor: equirectangular, scaled by cos(latitude)
+ * at the corridor's middle. */
+function planeOf(c) {
   const pts = [c.from, ...c.via, c.to];
   const lat0 = (Math.min(...pts.map((p) => p.lat)) + Math.max(...pts.map((p) => p.lat))) / 2;
   const cos = Math.max(Math.cos(lat0 * Math.PI / 180), 0.01);
   const lonOf = (lon) => ((lon - c.from.lon + 540) % 360) - 180; // across the antimeridian too
   const toM = (p) => ({ x: lonOf(p.lon) * cos * METERS_PER_DEGREE, y: -(p.lat - lat0) * METERS_PER_DEGREE });
-  const ms = [...pts, ...items].map(toM);
+  return { lat0, cos, toM, path: pts.map(toM) };
+}
+
+/** Metres from a point of the plane to a path (a polyline) on it. */
+function toPath(m, path) {
+  let best = Infinity;
+  for (let i = 0; i < path.length; i++) {
+    const a = path[i], b = path[Math.min(i + 1, path.length - 1)];
+    const dx = b.x - a.x, dy = b.y - a.y;
+    const t = Math.max(0, Math.min(1, ((m.x - a.x) * dx + (m.y - a.y) * dy) / (dx * dx + dy * dy || 1)));
+    best = Math.min(best, Math.hypot(m.x - a.x - t * dx, m.y - a.y - t * dy));
+  }
+  return best;
+}
+
+/** Where an item's numbered marker goes: its place, or, for an item at several places (a transit
+ * alert at each stop of a line), the one nearest the route; `near` counts its places in the
+ * corridor (at least 1: the server listed it because one is). */
+function placeOf(item, c, plane) {
+  if (!Array.isArray(item.points) || item.points.length < 2) return { at: { lat: item.lat, lon: item.lon }, near: 1 };
+  let at = item.points[0], best = Infinity, near = 0;
+  for (const p of item.points) {
+    const d = toPath(plane.toM(p), plane.path);
+    if (d < best) { best = d; at = p; }
+    if (d <= c.widthMeters / 2) near++;
+  }
+  return { at, near: Math.max(near, 1) };
+}
+
+/** Fitted to the corridor's box and the places of the items' markers. */
+function makeProjection(c, places) {
+  const { lat0, cos, toM, path } = planeOf(c);
+  const ms = [...path, ...places.map(toM)];
   const half = c.widthMeters / 2;
   const minX = Math.min(...ms.map((m) => m.x)) - half, maxX = Math.max(...ms.map((m) => m.x)) + half;
   const minY = Math.min(...ms.map((m) => m.y)) - half, maxY = Math.max(...ms.map((m) => m.y)) + half;
@@ -689,7 +860,8 @@ function label(x, y, text, cls, W) {
 function drawMap() {
   const map = $("map");
   const c = state.corridor;
-  const proj = makeProjection(c, state.shown);
+  const placeOfItem = (item) => state.places.get(item.id)?.at ?? item;
+  const proj = makeProjection(c, state.shown.map(placeOfItem));
   state.projection = proj;
   map.setAttribute("viewBox", `0 0 ${proj.W} ${proj.H.toFixed(1)}`);
   const path = [c.from, ...c.via, c.to].map((p) => proj.xy(p));
@@ -718,16 +890,38 @@ function drawMap() {
         svg("line", { x1: p.x, y1: p.y - 12, x2: p.x, y2: p.y + 12 })));
     }
   }
+  // An item's other places (an alert's other stops): small dots of its colour, under every
+  // numbered marker; only those on the map (a line may have a hundred stops).
+  let anyStops = false;
+  for (let i = state.shown.length - 1; i >= 0; i--) {
+    const item = state.shown[i];
+    if (!Array.isArray(item.points) || item.points.length < 2) continue;
+    const at = placeOfItem(item);
+    const dots = [];
+    for (const q of item.points) {
+      if (q === at) continue;
+      const p = proj.xy(q);
+      if (p.x < -5 || p.x > proj.W + 5 || p.y < -5 || p.y > proj.H + 5) continue;
+      dots.push(svg("circle", { cx: p.x.toFixed(1), cy: p.y.toFixed(1), r: 4.5 }));
+    }
+    if (!dots.length) continue;
+    anyStops = true;
+    const g = svg("g", { class: `stops ${item.kind}`, "data-id": item.id },
+      svg("title", {}, `${i + 1}. Also at ${item.points.length - 1} other ${item.by?.source ? "stops" : "places"}: ${item.body}`), ...dots);
+    g.addEventListener("click", (e) => { e.stopPropagation(); focusCard(item.id); });
+    parts.push(g);
+  }
+  $("stops-key").hidden = !anyStops;
   // The first of the list drawn last, on top.
   for (let i = state.shown.length - 1; i >= 0; i--) {
     const item = state.shown[i];
-    const p = proj.xy(item);
+    const p = proj.xy(placeOfItem(item));
     const kind = KINDS.find((k) => k.value === item.kind) ?? KINDS[0];
     const shape = item.kind === "disruption"
       ? svg("rect", { x: p.x - 9, y: p.y - 9, width: 18, height: 18, rx: 3, transform: `rotate(45 ${p.x.toFixed(1)} ${p.y.toFixed(1)})` })
       : svg("circle", { cx: p.x, cy: p.y, r: 10 });
     const g = svg("g", { class: `marker ${item.kind}`, "data-id": item.id },
-      svg("title", {}, `${i + 1}. ${kind.one}: ${item.body} (${byLine(item)}, ${ago(item.at)})`),
+      svg("title", {}, `${i + 1}. ${kind.one}: ${item.body} (${byLine(item)}${item.points?.length > 1 ? `, at ${item.points.length} ${item.by?.source ? "stops" : "places"}` : ""}, ${ago(item.at)})`),
       shape,
       svg("text", { x: p.x, y: p.y + 4, "text-anchor": "middle" }, String(i + 1)));
     g.addEventListener("click", (e) => { e.stopPropagation(); focusCard(item.id); });

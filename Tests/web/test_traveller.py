@@ -1,8 +1,11 @@
 """The traveller's page (/traveller): a route chosen by coordinates, by location or from the recent
 destinations; its corridor and reports on an SVG map and in a live list (sorted, filtered); posting,
 liking, commenting, linking; karma; markup in a report staying text; phone width; catching up after
-the server restarts."""
+the server restarts; a transit operator's alert (GTFS and GTFS-Realtime through the operator API) at
+each stop of a line, live, in the language chosen on the page."""
 
+import csv
+import io
 import math
 import os
 import re
@@ -10,11 +13,15 @@ import shutil
 import stat
 import tempfile
 import time
+import zipfile
+from types import SimpleNamespace
 
 import pytest
 from conftest import (REPO, Client, Relay, Server, by_label, console_errors, free_port, log_in, screenshot, screenshot_from_top, sign_up, unique,
                       wait, wait_text)
+from google.transit import gtfs_realtime_pb2 as gtfs_rt
 from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select
 
 PUBLIC = os.path.join(REPO, "Sources", "WebClient", "Public")
 FILES = ["traveller.html", "js/traveller.js", "css/traveller.css"]
@@ -534,3 +541,144 @@ def test_the_page_catches_up_after_the_server_restarts(server, browser, client):
     card(d, later)
     wait_map_reports(d, 3)
     assert console_errors(d) == []
+
+
+# ---- transit alerts
+
+# Tram line 4 of a small feed runs west to east along 60.25 N, a stop every 0.01° (555 m); the
+# traveller's corridor runs south to north across it at T3, 150 m either side: it holds T3 alone.
+# The stops' ids sort T0 first, so the item's lat/lon (its first point) lies off the route.
+TRAM_STOPS = [(f"T{i}", f"Tram stop {i}", 60.25, round(24.90 + 0.01 * i, 2)) for i in range(6)]
+ACROSS_T3 = ((60.24, 24.93), (60.26, 24.93))
+
+
+def gtfs_zip():
+    """The feed: agency HSL (its language: Finnish), the stops, tram route R4 (route_type 0), a trip."""
+    def table(rows):
+        out = io.StringIO()
+        csv.writer(out, lineterminator="\n").writerows(rows)
+        return out.getvalue()
+    times = [["trip_id", "arrival_time", "departure_time", "stop_id", "stop_sequence"]]
+    times += [["R4-1", f"08:{2 * k:02d}:00", f"08:{2 * k:02d}:00", stop[0], str(k + 1)] for k, stop in enumerate(TRAM_STOPS)]
+    files = {
+        "agency.txt": table([["agency_id", "agency_name", "agency_url", "agency_timezone", "agency_lang"],
+                             ["HSL", "Helsingin seudun liikenne", "https://example.org/", "Europe/Helsinki", "fi"]]),
+        "stops.txt": table([["stop_id", "stop_name", "stop_lat", "stop_lon"]] + [list(map(str, s)) for s in TRAM_STOPS]),
+        "routes.txt": table([["route_id", "agency_id", "route_short_name", "route_type"], ["R4", "HSL", "4", "0"]]),
+        "trips.txt": table([["route_id", "service_id", "trip_id"], ["R4", "WD", "R4-1"]]),
+        "stop_times.txt": table(times),
+    }
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, text in files.items():
+            z.writestr(name, text)
+    return buf.getvalue()
+
+
+def alert_message(entity_id=None, texts=(), stops=(), routes=(), full=False):
+    """A FeedMessage: one alert (texts: [(text, language)]) on those stops and routes, or none."""
+    m = gtfs_rt.FeedMessage()
+    m.header.gtfs_realtime_version = "2.0"
+    m.header.incrementality = gtfs_rt.FeedHeader.FULL_DATASET if full else gtfs_rt.FeedHeader.DIFFERENTIAL
+    m.header.timestamp = int(time.time())
+    if entity_id:
+        e = m.entity.add()
+        e.id = entity_id
+        for stop in stops:
+            e.alert.informed_entity.add(stop_id=stop)
+        for route in routes:
+            e.alert.informed_entity.add(route_id=route)
+        for text, language in texts:
+            e.alert.header_text.translation.add(text=text, language=language)
+    return m.SerializeToString()
+
+
+def post_alerts(server, feed, message):
+    status, answer = server.post(f"/api/feeds/gtfs-rt?feed={feed}", message, "application/x-protobuf")
+    assert status == 200, answer
+    return answer
+
+
+def own_language(c, username):
+    """The language in the profile of `username` (c logs in as them)."""
+    if c.user is None or c.user["username"] != username:
+        c.user = c.call("account.login", {"login": username, "password": "secret123"})["user"]
+    return c.call("profile.get")["profile"]["language"]
+
+
+def language_is(c, username, tag, seconds=5):
+    deadline = time.monotonic() + seconds
+    while (got := own_language(c, username)) != tag and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert got == tag
+
+
+def test_a_transit_alert_arrives_live_in_the_chosen_language_at_each_stop_and_follows_its_operator(server, browser, client):
+    feed = unique("CityTransit")
+    status, answer = server.post(f"/api/feeds/gtfs?feed={feed}", gtfs_zip(), "application/zip")
+    assert status == 200 and answer["stops"] == 6 and answer["rejected"] == 0, answer
+    d = browser()
+    name = sign_up(d, server, "/traveller")
+    me = client()
+    # Never chosen: the browser's language (en-GB) is taken, and kept in the profile.
+    language_is(me, name, "en")
+    open_route(d, SimpleNamespace(frm=ACROSS_T3[0], to=ACROSS_T3[1]), label="Kallio", width=300)
+    language = by_label(d, "Language of alerts")
+    assert language.get_attribute("value") == "en"
+    Select(language).select_by_visible_text("Suomi")
+    language_is(me, name, "fi")
+
+    fi = "Raitiolinja 4 ei liikennöi: ratatyö"
+    en = "Tram line 4 is not running: track works"
+    tr = "4 numaralı tramvay hattı çalışmıyor: ray çalışması"
+    answer = post_alerts(server, feed, alert_message("works-4", [(fi, "fi"), (en, "en"), (tr, "tr")], routes=["R4"]))
+    assert answer["added"] == 1, answer
+    # Live, in Finnish: the operator and its line named, each stop on the map, the marker at T3.
+    li = card(d, fi)
+    wait_map_reports(d, 1)
+    assert li.find_element(By.CSS_SELECTOR, ".line").text == f"{feed} · tram"
+    assert "At 6 stops, 1 of them along your route." in li.text
+    assert not [b for b in li.find_elements(By.TAG_NAME, "button") if b.is_displayed() and b.text == "Like"]
+    assert d.find_element(By.ID, "stops-key").is_displayed()
+    stops = d.find_elements(By.CSS_SELECTOR, "#map g.stops.disruption circle")
+    _, _, w, h = map(float, d.find_element(By.ID, "map").get_dom_attribute("viewBox").split())
+    spots = [(float(c.get_attribute("cx")), float(c.get_attribute("cy"))) for c in stops]
+    assert len(spots) >= 2 and all(0 <= x <= w and 0 <= y <= h for x, y in spots), spots
+    band = d.find_element(By.CSS_SELECTOR, "#map polyline.band")
+    ends = [tuple(map(float, p.split(","))) for p in band.get_attribute("points").split()]
+    marker = d.find_element(By.CSS_SELECTOR, "#map g.marker.disruption text")
+    at = (float(marker.get_attribute("x")), float(marker.get_attribute("y")) - 4)
+    assert segment_distance(at, *ends) <= float(band.get_attribute("stroke-width")) / 2
+    # The other stops lie on the tram line: a row across the map, level with the marker.
+    assert all(abs(y - at[1]) < 1 for _, y in spots), (at, spots)
+    assert d.execute_script("return document.documentElement.scrollWidth") <= 412
+
+    # Another language: the list is read again, in Turkish.
+    Select(language).select_by_visible_text("Türkçe")
+    card(d, tr)
+    assert bodies(d) == [tr]
+    # The operator revises it (new texts, two stops): the card follows, live, still in Turkish.
+    fi2, tr2 = "Raitiolinja 4 ajaa vain pysäkeille T3 ja T4", "4 numaralı tramvay yalnızca T3 ve T4 duraklarında"
+    post_alerts(server, feed, alert_message("works-4", [(fi2, "fi"), (tr2, "tr")], stops=["T3", "T4"]))
+    li = card(d, tr2)
+    wait(d).until(lambda d: "At 2 stops, 1 of them along your route." in card(d, tr2).text)
+    assert bodies(d) == [tr2]
+    assert li.find_element(By.CSS_SELECTOR, ".line").text == feed  # on stops alone: no line named
+    wait(d).until(lambda d: d.find_element(By.ID, "announcer").get_attribute("textContent").startswith("Alert updated: 4 numaralı"))
+    # The original texts: the operator's own language (Finnish), kept across a reload; never
+    # replaced by the browser's language again.
+    Select(language).select_by_visible_text("Original texts")
+    card(d, fi2)
+    language_is(me, name, None)
+    d.refresh()
+    by_label(d, "Go to Kallio").click()
+    wait_route(d, "Kallio")
+    card(d, fi2)
+    wait(d).until(lambda d: by_label(d, "Language of alerts").get_attribute("value") == "")
+    assert own_language(me, name) is None
+    # A full dataset without it ends it: off the list and the map.
+    post_alerts(server, feed, alert_message(full=True))
+    wait(d).until(lambda d: bodies(d) == [], "the ended alert stayed in the list")
+    wait_map_reports(d, 0)
+    assert not d.find_elements(By.CSS_SELECTOR, "#map g.stops")
+    assert not d.find_element(By.ID, "stops-key").is_displayed()

@@ -9,6 +9,9 @@ public enum JSON: Sendable, Equatable {
     case array([JSON])
     /// Keys keep their insertion order, so encoded output is stable.
     case object([(String, JSON)])
+    /// A value encoded already, written as it is (a part of many pushes, encoded once). Never
+    /// produced by parsing; equal to another only if the text is the same.
+    case raw(String)
 
     public static func == (a: JSON, b: JSON) -> Bool {
         switch (a, b) {
@@ -19,6 +22,7 @@ public enum JSON: Sendable, Equatable {
         case (.int(let x), .double(let y)), (.double(let y), .int(let x)): return Double(x) == y
         case (.string(let x), .string(let y)): return x == y
         case (.array(let x), .array(let y)): return x == y
+        case (.raw(let x), .raw(let y)): return x == y
         case (.object(let x), .object(let y)):
             return x.count == y.count && x.allSatisfy { kv in y.contains { $0.0 == kv.0 && $0.1 == kv.1 } }
         default: return false
@@ -47,6 +51,7 @@ public enum JSON: Sendable, Equatable {
         case .double(let d):
             if d.isFinite { out += d == d.rounded() && abs(d) < 1e15 ? String(Int(d)) : String(d) } else { out += "null" }
         case .string(let s): JSON.encodeString(s, into: &out)
+        case .raw(let text): out += text
         case .array(let items):
             out += "["
             for (i, item) in items.enumerated() {

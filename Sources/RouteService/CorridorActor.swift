@@ -80,13 +80,12 @@ public actor CorridorActor: RoomHost {
     }
 
     /// An item inside the corridor, as this corridor shows it (with its distance to the destination),
-    /// to each member in their language when the item has translations (one encoding per language).
-    func publish(_ event: RouteEvent, item: IntelItem, aliases: Aliases) {
+    /// to each member in their language when the item has translations.
+    func publish(_ event: RouteEvent, item: IntelItem, encoded: EncodedItem) {
         lastActivity = Date().timeIntervalSince1970
-        let destination = corridor.to, directory = self.directory
-        room.publish(event, languages: item.translations.keys.sorted(), data: { tag in
-            ["item": item.json(distanceTo: destination, aliases: aliases, language: tag)]
-        }, languageOf: { directory.language($0) }, now: lastActivity, sink: sink)
+        let distance = Int(item.distance(to: corridor.to).rounded()), directory = self.directory
+        room.publish(event, languages: item.translations.keys.sorted(), data: { tag in ["item": encoded.json(tag: tag, distance: distance)] },
+                     languageOf: { directory.language($0) }, now: lastActivity, sink: sink)
     }
 
     /// Trims the history, and leaves the directory when nobody has watched for `seconds`.

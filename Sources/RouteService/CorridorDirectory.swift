@@ -127,6 +127,15 @@ public final class CorridorDirectory: Sendable {
         }
     }
 
+    /// Pushes `event` about `item` to `corridors` (by default every live corridor containing it),
+    /// the item encoded once for all of them.
+    func publish(_ event: RouteEvent, _ item: IntelItem, aliases: [String: String], to corridors: [CorridorActor]? = nil) async {
+        let targets = corridors ?? self.corridors(containing: item.points)
+        guard !targets.isEmpty else { return }
+        let encoded = EncodedItem(item, aliases: aliases)
+        for corridor in targets { await corridor.publish(event, item: item, encoded: encoded) }
+    }
+
     private func adopt(_ corridor: Corridor, id: String, owner: CorridorOwner?) -> CorridorActor {
         live.withLock { l in
             if let existing = l.actors[id] { return existing }

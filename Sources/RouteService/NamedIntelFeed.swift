@@ -23,16 +23,14 @@ public struct NamedIntelFeed: Sendable {
             switch change {
             case .added(let item):
                 outcome.added += 1
-                for corridor in directory.corridors(containing: item.points) { await corridor.publish(.added, item: item, aliases: [:]) }
+                await directory.publish(.added, item, aliases: [:])
             case .revised(let before, let after):
                 outcome.changed += 1
-                let was = Set(directory.corridors(containing: before.points).map(\.id))
-                let now = directory.corridors(containing: after.points)
-                for corridor in now { await corridor.publish(was.contains(corridor.id) ? .updated : .added, item: after, aliases: [:]) }
-                let staying = Set(now.map(\.id))
-                for corridor in directory.corridors(containing: before.points) where !staying.contains(corridor.id) {
-                    await corridor.publish(.expired, ["item": .string(before.id)])
-                }
+                let was = directory.corridors(containing: before.points), now = directory.corridors(containing: after.points)
+                let wasIDs = Set(was.map(\.id)), nowIDs = Set(now.map(\.id))
+                await directory.publish(.updated, after, aliases: [:], to: now.filter { wasIDs.contains($0.id) })
+                await directory.publish(.added, after, aliases: [:], to: now.filter { !wasIDs.contains($0.id) })
+                for corridor in was where !nowIDs.contains(corridor.id) { await corridor.publish(.expired, ["item": .string(before.id)]) }
             case .ended(let item):
                 outcome.ended += 1
                 for corridor in directory.corridors(containing: item.points) { await corridor.publish(.expired, ["item": .string(item.id)]) }

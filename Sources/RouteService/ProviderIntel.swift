@@ -64,7 +64,7 @@ struct ProviderIntel: Sendable {
             }
         }
         for item in added {
-            for corridor in directory.corridors(containing: item.points) { await corridor.publish(.added, item: item, aliases: [:]) }
+            await directory.publish(.added, item, aliases: [:])
             // One item's pushes at a time: travellers' pushes queued meanwhile go out in between.
             await sink.settle()
         }

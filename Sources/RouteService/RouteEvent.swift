@@ -64,3 +64,29 @@ extension IntelItem {
         return .object(fields)
     }
 }
+
+/// An item encoded once for all the corridors that show it: its JSON without the closing brace,
+/// in the original language and in each of its translations'. Each corridor adds its own
+/// `distanceToDestinationMeters` and the brace (a transit alert reaches dozens of corridors, in
+/// several languages: encoding it per corridor and language was most of a burst's time).
+struct EncodedItem: Sendable {
+    private let original: String
+    private let translated: [String: String]
+
+    init(_ item: IntelItem, aliases: Aliases) {
+        func open(_ tag: String?) -> String {
+            var text = item.json(aliases: aliases, language: tag).encoded
+            text.removeLast() // the object's closing brace
+            return text
+        }
+        original = open(nil)
+        var translated: [String: String] = [:]
+        for tag in item.translations.keys { translated[tag] = open(tag) }
+        self.translated = translated
+    }
+
+    /// The item for readers of translation `tag` (nil: the original), `distance` from a corridor's destination.
+    func json(tag: String?, distance: Int) -> JSON {
+        .raw((tag.flatMap { translated[$0] } ?? original) + ",\"distanceToDestinationMeters\":\(distance)}")
+    }
+}

@@ -211,7 +211,7 @@ public struct RoutesDomain: Domain {
                 let item = try await hub.post(c.args.draft, by: .user(c.user), now: Date().timeIntervalSince1970)
                 let names = await directory.aliases([c.user])
                 // Pushed once durable: every live corridor containing it, once each.
-                for corridor in directory.corridors(containing: item.points) { await corridor.publish(.added, item: item, aliases: names) }
+                await directory.publish(.added, item, aliases: names)
                 return .reply(["item": item.json(aliases: names)])
             },
             .user("intel.get", .read, ItemArgs.self) { c throws(ProtocolError) in
@@ -231,7 +231,7 @@ public struct RoutesDomain: Domain {
                 let now = Date().timeIntervalSince1970
                 let item = try await hub.comment(c.args.item, by: c.user, text: c.args.text, now: now)
                 let names = await directory.aliases([item.user, c.user].compactMap { $0 })
-                for corridor in directory.corridors(containing: item.points) { await corridor.publish(.updated, item: item, aliases: names) }
+                await directory.publish(.updated, item, aliases: names)
                 return .reply(["item": item.json(aliases: names, language: language(c.user)),
                                "comment": ["by": author(c.user, names), "text": .string(c.args.text), "at": .double(now)]])
             },
@@ -293,7 +293,7 @@ public struct RoutesDomain: Domain {
             .user("intel.like", .write, ItemArgs.self) { c throws(ProtocolError) in
                 let item = try await hub.like(c.args.item, by: c.user, now: Date().timeIntervalSince1970)
                 let names = await directory.aliases(item.user.map { [$0] } ?? [])
-                for corridor in directory.corridors(containing: item.points) { await corridor.publish(.updated, item: item, aliases: names) }
+                await directory.publish(.updated, item, aliases: names)
                 return .reply(["item": item.json(aliases: names, language: language(c.user))])
             },
         ]

@@ -108,3 +108,17 @@ public struct HTTPResponse: Sendable {
         .json(status, .object([("error", .string(message))] + fields), headers: headers)
     }
 }
+
+extension HTTPRequest {
+    /// The whole body, or the answer that says why not: 413 past `limit` bytes (naming the
+    /// setting that sets it), 400 when it did not arrive whole.
+    public func wholeBody(upTo limit: Int, setting: String) async -> (bytes: [UInt8]?, refusal: HTTPResponse?) {
+        do {
+            return (try await body.collect(upTo: limit), nil)
+        } catch is RequestBody.TooLarge {
+            return (nil, .error(413, "the body is larger than \(limit) bytes (\(setting))"))
+        } catch {
+            return (nil, .error(400, "the body did not arrive: \(error)"))
+        }
+    }
+}

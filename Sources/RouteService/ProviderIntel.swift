@@ -20,14 +20,8 @@ struct ProviderIntel: Sendable {
 
     func handle(_ request: HTTPRequest) async -> HTTPResponse {
         var report = IngestReport()
-        let bytes: [UInt8]
-        do {
-            bytes = try await request.body.collect(upTo: maxBodyBytes)
-        } catch is RequestBody.TooLarge {
-            return .error(413, "the body is larger than \(maxBodyBytes) bytes (routes.maxProviderBodyBytes)")
-        } catch {
-            return .error(400, "the body did not arrive: \(error)") // the transport has answered already
-        }
+        let (body, refusal) = await request.wholeBody(upTo: maxBodyBytes, setting: "routes.maxProviderBodyBytes")
+        guard let bytes = body else { return refusal! }
         let json: JSON
         do {
             json = try JSONParser.parse(bytes)

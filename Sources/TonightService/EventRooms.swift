@@ -128,12 +128,8 @@ final class EventRooms: RoomDirectory {
             var report = IngestReport()
             let id = request.parameters["id"] ?? ""
             guard catalog.event(id) != nil else { return .error(404, "no event \(id)") }
-            let bytes: [UInt8]
-            do { bytes = try await request.body.collect(upTo: maxBodyBytes) } catch is RequestBody.TooLarge {
-                return .error(413, "the body is larger than \(maxBodyBytes) bytes")
-            } catch {
-                return .error(400, "the body did not arrive: \(error)")
-            }
+            let (body, refusal) = await request.wholeBody(upTo: maxBodyBytes, setting: "tonight.maxLiveBytes")
+            guard let bytes = body else { return refusal! }
             let json: JSON
             do { json = try JSONParser.parse(bytes) } catch let error as JSONParser.Error {
                 return .error(400, "not JSON: \(error.reason)", [("offset", .int(error.offset))])

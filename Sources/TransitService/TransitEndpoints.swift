@@ -137,14 +137,8 @@ struct RealtimeUpload: Sendable {
         let started = Date()
         let (name, refusal) = FeedName.parse(request)
         guard let feed = name else { return refusal! }
-        let bytes: [UInt8]
-        do {
-            bytes = try await request.body.collect(upTo: maxBodyBytes)
-        } catch is RequestBody.TooLarge {
-            return .error(413, "the body is larger than \(maxBodyBytes) bytes (routes.gtfsRtMaxBytes)")
-        } catch {
-            return .error(400, "the body did not arrive: \(error)")
-        }
+        let (body, tooLarge) = await request.wholeBody(upTo: maxBodyBytes, setting: "routes.gtfsRtMaxBytes")
+        guard let bytes = body else { return tooLarge! }
         do {
             let outcome = try await ingest.ingest(bytes, feed: feed, started: started)
             return .json(200, .object(outcome.report.fields([("ended", .int(outcome.ended))])))

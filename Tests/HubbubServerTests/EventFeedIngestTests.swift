@@ -146,7 +146,7 @@ final class EventFeedIngestTests: XCTestCase {
         XCTAssertEqual(same?["unchanged"]?.int, 1)
         let dir = server.configuration.dataDir
         server.stop()
-        let db = try DatabaseQueue(path: dir + "/hubbub.sqlite")
+        let db = try sideDatabase(dir + "/hubbub.sqlite")
         let rows = try db.read { db in try Row.fetchAll(db, sql: "SELECT artist, recommended, score FROM tonight_affinity ORDER BY artist, recommended") }
         XCTAssertEqual(rows.map { "\($0["artist"] as String)>\($0["recommended"] as String)" }, ["1>3", "2>1"])
         server = try TestServer(dataDir: dir)

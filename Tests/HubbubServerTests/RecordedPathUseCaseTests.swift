@@ -132,7 +132,7 @@ final class RecordedPathUseCaseTests: XCTestCase {
         let dir = server.configuration.dataDir
         server.stop()
 
-        let db = try DatabaseQueue(path: dir + "/hubbub.sqlite")
+        let db = try sideDatabase(dir + "/hubbub.sqlite")
         let left = try await db.read { db in
             try ["destination WHERE user", "recorded_path WHERE user", "corridor WHERE owner", "karma WHERE user"].map { table in
                 try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table) = ?", arguments: [aliceID]) ?? -1

@@ -278,7 +278,7 @@ final class RoutePruningTests: XCTestCase {
         let item = try await alice.ok("intel.post", ["lat": 41.0205, "lon": 28.9735, "kind": "poi", "body": "soon gone"])["item"]?["id"] ?? .null
         _ = try await bob.ok("intel.like", ["item": item])
         _ = try await bob.ok("intel.comment", ["item": item, "text": "thanks"])
-        let db = try DatabaseQueue(path: server.configuration.dataDir + "/hubbub.sqlite")
+        let db = try sideDatabase(server.configuration.dataDir + "/hubbub.sqlite")
         func count(_ sql: String) async throws -> Int {
             try await db.read { db in try Int.fetchOne(db, sql: sql, arguments: [item.string]) ?? -1 }
         }

@@ -275,7 +275,7 @@ final class TonightUseCaseTests: XCTestCase {
         // the event changed, and the note of its earlier values.
         let dir = server.configuration.dataDir
         server.stop()
-        let db = try DatabaseQueue(path: dir + "/hubbub.sqlite")
+        let db = try sideDatabase(dir + "/hubbub.sqlite")
         try await db.write { db in
             try db.execute(sql: "UPDATE tonight_event SET start_local = '2026-11-22T23:00' WHERE id = 'E1'")
             try db.execute(sql: """
@@ -383,7 +383,7 @@ final class TonightUseCaseTests: XCTestCase {
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         do { // a store as tonight.v5 left it
-            let db = try DatabaseQueue(path: dir + "/hubbub.sqlite")
+            let db = try sideDatabase(dir + "/hubbub.sqlite")
             var migrator = DatabaseMigrator()
             TonightSchema.register(&migrator)
             try migrator.migrate(db, upTo: "tonight.v5")
@@ -402,7 +402,7 @@ final class TonightUseCaseTests: XCTestCase {
         let before = try await ana.ok("event.get", ["event": "E1"])
         XCTAssertEqual(before["event"]?["start"]?.string, "2026-11-22T21:00", "the upgraded store's event is in the catalog")
 
-        let db = try DatabaseQueue(path: dir + "/hubbub.sqlite")
+        let db = try sideDatabase(dir + "/hubbub.sqlite")
         func rows() async throws -> [String: [Int64]] {
             try await db.read { db in
                 var out: [String: [Int64]] = [:]
@@ -452,7 +452,7 @@ final class TonightIngestFailureTests: XCTestCase {
         let ids = (1...40).map { "E\($0)" }
         var events = ids.map { ($0, "A1", "MAD", "2026-12-01", "21:00", "onsale", "10.00") }
         events.insert(("BOOM", "A1", "MAD", "2026-12-01", "21:00", "onsale", "10.00"), at: 17)
-        let db = try DatabaseQueue(path: server.configuration.dataDir + "/hubbub.sqlite")
+        let db = try sideDatabase(server.configuration.dataDir + "/hubbub.sqlite")
         try await db.write { db in
             try db.execute(sql: "CREATE TRIGGER boom BEFORE INSERT ON tonight_event WHEN NEW.id = 'BOOM' BEGIN SELECT RAISE(ABORT, 'boom'); END")
         }

@@ -11,40 +11,10 @@ import WebSocket
 import HubbubTestSupport
 import XCTest
 
-/// Records what the domains send, per connection.
-final class RecordingSink: PushSink {
-    private let sent = Mutex<[ConnectionID: [OutboundMessage]]>([:])
-    func deliver(_ message: OutboundMessage, to members: [ConnectionID]) { for m in members { deliver(message, to: m) } }
-    func deliver(_ message: OutboundMessage, to member: ConnectionID) { sent.withLock { $0[member, default: []].append(message) } }
-    func close(_ member: ConnectionID, code: CloseCode, reason: String) {}
-
-    func sentMessages(_ member: ConnectionID) -> [OutboundMessage] { sent.withLock { $0[member] ?? [] } }
-
-    /// The pushes `member` received (parsed), in order.
-    func pushes(_ member: ConnectionID) -> [JSON] {
-        sent.withLock { $0[member] ?? [] }.compactMap { try? JSONParser.parse($0.payload) }.filter { $0["event"] != nil }
-    }
-}
-
 /// Each test connection's reader language.
 final class FakeLanguages: ReaderLanguages {
     let tags = Mutex<[ConnectionID: String]>([:])
     func language(of member: ConnectionID) -> String? { tags.withLock { $0[member] } }
-}
-
-actor FakeSession: SessionControl {
-    nonisolated let member: ConnectionID
-    nonisolated let address = "127.0.0.1"
-    init(_ member: ConnectionID) { self.member = member }
-    func signIn(_ identity: Identity) {}
-    func signOut() -> Identity? { nil }
-    func addSubscription(_ room: String) {}
-    func removeSubscription(_ room: String) {}
-}
-
-struct TestFailure: Error, CustomStringConvertible {
-    var description: String
-    init(_ d: String) { description = d }
 }
 
 /// The routes and transit domains on one store in a temporary directory, driven without sockets.
@@ -83,7 +53,7 @@ final class TransitHarness: @unchecked Sendable {
     /// POSTs `body` to the transit endpoint at `path` (with its query); the status and the JSON answer.
     func post(_ target: String, _ body: [UInt8]) async throws -> (Int, JSON) {
         let path = String(target.split(separator: "?")[0])
-        guard let endpoint = transit.endpoints.first(where: { $0.path == path }) else { throw TestFailure("no endpoint \(path)") }
+        guard let endpoint = transit.endpoints.first(where: { $0.path == path }) else { throw TestError("no endpoint \(path)") }
         let response = await endpoint.handle(HTTPRequest(method: "POST", target: target, body: RequestBody(body)))
         return (response.status, try JSONParser.parse(response.body))
     }
@@ -101,7 +71,7 @@ final class TransitHarness: @unchecked Sendable {
             if let reply = sink.replies(member).first(where: { $0["id"] == .int(id) }) { return reply }
             try await Task.sleep(for: .milliseconds(5))
         }
-        throw TestFailure("no reply to route.subscribe")
+        throw TestError("no reply to route.subscribe")
     }
 
     /// Waits until `member` has `count` pushes; returns them.
@@ -115,14 +85,3 @@ final class TransitHarness: @unchecked Sendable {
         return sink.pushes(member)
     }
 }
-
-extension RecordingSink {
-    func replies(_ member: ConnectionID) -> [JSON] {
-        pushesAndReplies(member).filter { $0["id"] != nil }
-    }
-
-    fileprivate func pushesAndReplies(_ member: ConnectionID) -> [JSON] {
-        sentMessages(member).compactMap { try? JSONParser.parse($0.payload) }
-    }
-}
-

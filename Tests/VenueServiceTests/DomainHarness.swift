@@ -1,6 +1,7 @@
 import DomainSeam
 import Foundation
 import GRDB
+import HubbubTestSupport
 import Logging
 import Realtime
 import Storage
@@ -8,29 +9,6 @@ import Synchronization
 import VenueService
 import WebSocket
 import XCTest
-
-/// Records what the domain sends, per connection, instead of sending it.
-final class RecordingSink: PushSink {
-    private let sent = Mutex<[ConnectionID: [OutboundMessage]]>([:])
-
-    func deliver(_ message: OutboundMessage, to members: [ConnectionID]) { for m in members { deliver(message, to: m) } }
-    func deliver(_ message: OutboundMessage, to member: ConnectionID) { sent.withLock { $0[member, default: []].append(message) } }
-    func close(_ member: ConnectionID, code: CloseCode, reason: String) {}
-
-    func messages(_ member: ConnectionID) -> [OutboundMessage] { sent.withLock { $0[member] ?? [] } }
-    func clear() { sent.withLock { $0 = [:] } }
-}
-
-/// A session that is only a member id and a user.
-actor FakeSession: SessionControl {
-    nonisolated let member: ConnectionID
-    nonisolated let address = "127.0.0.1"
-    init(_ member: ConnectionID) { self.member = member }
-    func signIn(_ identity: Identity) {}
-    func signOut() -> Identity? { nil }
-    func addSubscription(_ room: String) {}
-    func removeSubscription(_ room: String) {}
-}
 
 /// The venues domain on a real store in a temporary directory, driven op by op without sockets
 /// (calls may run concurrently).
@@ -62,7 +40,7 @@ final class DomainHarness: @unchecked Sendable {
     @discardableResult
     func call(_ op: String, _ args: JSON, user: String, member: ConnectionID) async throws -> JSON {
         let id = nextID.add(1, ordering: .relaxed).oldValue
-        guard let found = domain.ops.first(where: { $0.name == op }) else { throw TestFailure("no op \(op)") }
+        guard let found = domain.ops.first(where: { $0.name == op }) else { throw TestError("no op \(op)") }
         let reply = Replier(member: member, requestID: id, sink: sink)
         do {
             switch try await found.run(Args(args), OpCall(requestID: id, user: user, session: FakeSession(member), reply: reply)) {
@@ -70,19 +48,19 @@ final class DomainHarness: @unchecked Sendable {
             case .sent: break
             }
         } catch {
-            throw TestFailure("\(op): \(error)")
+            throw TestError("\(op): \(error)")
         }
         let deadline = Date().addingTimeInterval(5)
         while Date() < deadline {
             for m in sink.messages(member) {
                 let json = try JSONParser.parse(m.payload)
                 guard json["id"] == .int(id) else { continue }
-                guard json["ok"] == .bool(true), let result = json["result"] else { throw TestFailure("\(op): \(json.encoded)") }
+                guard json["ok"] == .bool(true), let result = json["result"] else { throw TestError("\(op): \(json.encoded)") }
                 return result
             }
             try await Task.sleep(for: .milliseconds(2))
         }
-        throw TestFailure("\(op): no reply")
+        throw TestError("\(op): no reply")
     }
 
     /// Subscribes `member` to `venue:<id>` through the domain's room directory.
@@ -98,9 +76,4 @@ final class DomainHarness: @unchecked Sendable {
             return json["room"] == nil ? nil : (json, m.payload.count)
         }
     }
-}
-
-struct TestFailure: Error, CustomStringConvertible {
-    var description: String
-    init(_ d: String) { description = d }
 }

@@ -1,3 +1,4 @@
+import HubbubTestSupport
 import Foundation
 import Realtime
 import VenueService
@@ -30,7 +31,7 @@ final class OverloadTests: XCTestCase {
         do {
             try await h.call("venue.vote", ["venue": venue, "track": "t2"], user: "guest", member: owner)
             XCTFail("the vote must be refused while the queue is full")
-        } catch let failure as TestFailure {
+        } catch let failure as TestError {
             XCTAssertTrue(failure.description.contains("unavailable"), failure.description)
         }
         let tracks = try await h.call("venue.playlist.get", ["venue": venue], user: "owner", member: owner)["playlist"]?["tracks"]

@@ -1,3 +1,4 @@
+import HubbubTestSupport
 import Realtime
 import VenueService
 import XCTest
@@ -11,7 +12,7 @@ final class VoteCostTests: XCTestCase {
         let owner = h.connection(), guest = h.connection()
         let venue = try await h.call("venue.register", ["name": "Bar", "address": "1 St", "postcode": "1", "city": "C", "country": "X",
                                                         "lat": 1, "lon": 2], user: "owner", member: owner)["venue"]!["id"]!
-        guard case .string(let id) = venue else { throw TestFailure("no venue id") }
+        guard case .string(let id) = venue else { throw TestError("no venue id") }
         let list: [JSON] = (0..<tracks).map { ["uri": .string("t\($0)"), "title": "T", "artist": "A"] }
         try await h.call("venue.playlist.set", ["venue": venue, "playlistUri": "p", "creator": "dj", "tracks": .array(list)],
                          user: "owner", member: owner)

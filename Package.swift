@@ -81,6 +81,8 @@ let package = Package(
         // The embedded durable store: SQLite in WAL mode, migrations, group commit.
         .target(name: "Storage", dependencies: [
             .product(name: "GRDB", package: "GRDB.swift"),
+            // SQLite's C API, for binding a feed's rows without GRDB's per-value boxing (an ingest's hot loop).
+            .product(name: "GRDBSQLite", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
         ]),
 
@@ -90,7 +92,6 @@ let package = Package(
         // The seam every domain plugs into: ops, room directories, settings, migrations, services.
         .target(name: "DomainSeam", dependencies: [
             "Realtime", "Storage", "WebSocket",
-            .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
@@ -98,7 +99,6 @@ let package = Package(
         // Accounts: sign-up, log-in, signed tokens, profiles, deletion.
         .target(name: "Accounts", dependencies: [
             "Realtime", "Storage", "HubbubCrypto", "DomainSeam",
-            .product(name: "GRDB", package: "GRDB.swift"),
         ]),
 
         // The social jukebox's rules, pure: ordering, votes, requests, limits, fair mode.
@@ -110,13 +110,11 @@ let package = Package(
             "Venues", "Realtime", "Storage", "WebSocket", "DomainSeam", "HubbubCrypto",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            .product(name: "GRDB", package: "GRDB.swift"),
         ]),
 
         // Route corridors live: the intel stream (items, likes, expiry), durable.
         .target(name: "RouteService", dependencies: [
             "Routes", "Realtime", "Storage", "DomainSeam", "WebSocket", "HubbubCrypto",
-            .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
 
@@ -124,7 +122,6 @@ let package = Package(
         // (posted or polled) turned into provider intel items on the routes domain's stream.
         .target(name: "TransitService", dependencies: [
             "Transit", "TransitFeeds", "Routes", "RouteService", "Realtime", "Storage", "DomainSeam", "CHubbubZlib",
-            .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "NIOCore", package: "swift-nio"),
@@ -138,9 +135,6 @@ let package = Package(
         // durable user: room, event: rooms, the clock of suggestions and reminders.
         .target(name: "TonightService", dependencies: [
             "Tonight", "StreamingXML", "Realtime", "Storage", "DomainSeam", "WebSocket", "HubbubCrypto",
-            .product(name: "GRDB", package: "GRDB.swift"),
-            // SQLite's C API, for binding a feed's rows without GRDB's per-value boxing (the ingest's hot loop).
-            .product(name: "GRDBSQLite", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
@@ -153,7 +147,6 @@ let package = Package(
             "Transport", "WebSocket", "Realtime", "Storage", "Accounts", "HubbubCrypto", "VenueService", "RouteService", "TransitService", "TonightService", "DomainSeam", "WebClient",
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-            .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Metrics", package: "swift-metrics"),
             .product(name: "Prometheus", package: "swift-prometheus"),
@@ -182,7 +175,6 @@ let package = Package(
             "HubbubServer", "HubbubClient", "Transport", "WebSocket", "Realtime", "DomainSeam", "Accounts",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ZIPFoundation", package: "ZIPFoundation"),
-            .product(name: "GRDB", package: "GRDB.swift"),
         ], path: "Tests/TestSupport"),
         .testTarget(name: "WebSocketTests", dependencies: ["WebSocket"]),
         .testTarget(name: "StreamingXMLTests", dependencies: ["StreamingXML"]),
@@ -210,7 +202,7 @@ let package = Package(
         .testTarget(name: "StorageTests", dependencies: ["Storage", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "HubbubClient", "WebSocket", "HubbubTestSupport"]),
         .testTarget(name: "HubbubServerTests", dependencies: ["HubbubServer", "HubbubClient", "Transport", "WebSocket", "Realtime",
-                                                              "HubbubTestSupport", "DomainSeam", "Accounts", "VenueService", "RouteService", "TonightService",
+                                                              "HubbubTestSupport", "DomainSeam", "Accounts", "VenueService", "RouteService", "TonightService", "Storage",
                                                               "TransitFeeds", .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                                                               .product(name: "GRDB", package: "GRDB.swift"),
                                                               .product(name: "Logging", package: "swift-log"),

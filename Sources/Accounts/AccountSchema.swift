@@ -1,8 +1,8 @@
-import GRDB
+import Storage
 
 /// Tables of accounts and sessions.
 public enum AccountSchema {
-    public static func register(_ migrator: inout DatabaseMigrator) {
+    public static func register(_ migrator: inout SQLMigrations) {
         migrator.registerMigration("accounts.v1") { db in
             try db.execute(sql: """
                 CREATE TABLE user (

@@ -1,6 +1,5 @@
 import DomainSeam
 import Foundation
-import GRDB
 import Realtime
 import Storage
 
@@ -60,7 +59,7 @@ public actor AccountService {
         passwords = Passwords(iterations: configuration.pbkdf2Iterations)
         let now = Date().timeIntervalSince1970
         let rows = try store.readNow { db in
-            try Row.fetchAll(db, sql: "SELECT token_id, expires_at FROM revoked_token WHERE expires_at > ?", arguments: [now])
+            try SQLRow.fetchAll(db, sql: "SELECT token_id, expires_at FROM revoked_token WHERE expires_at > ?", arguments: [now])
                 .map { ($0["token_id"] as String, $0["expires_at"] as Double) }
         }
         revoked = Dictionary(rows, uniquingKeysWith: max)
@@ -73,7 +72,7 @@ public actor AccountService {
         }
         for (list, users) in hiding { for user in users { privacy.set(list, user, .nobody) } }
         let reading = try store.readNow { db in
-            try Row.fetchAll(db, sql: "SELECT id, language FROM user WHERE language IS NOT NULL AND deleted_at IS NULL")
+            try SQLRow.fetchAll(db, sql: "SELECT id, language FROM user WHERE language IS NOT NULL AND deleted_at IS NULL")
                 .map { ($0["id"] as String, $0["language"] as String) }
         }
         for (user, tag) in reading { languages.set(user, tag) }
@@ -154,8 +153,8 @@ public actor AccountService {
                     SELECT id, username, password_hash, password_salt, password_iterations FROM user
                     WHERE \(id != nil ? "id = ?" : "(username_key = ? OR email_key = ?)") AND deleted_at IS NULL
                     """
-                let arguments: StatementArguments = id != nil ? [id] : [key, key]
-                guard let row = try Row.fetchOne(db, sql: sql, arguments: arguments),
+                let arguments: SQLArguments = id != nil ? [id] : [key, key]
+                guard let row = try SQLRow.fetchOne(db, sql: sql, arguments: arguments),
                       let hash = row["password_hash"] as Data?, let salt = row["password_salt"] as Data?,
                       let iterations = row["password_iterations"] as Int? else { return nil }
                 return Credentials(id: row["id"], username: row["username"], hash: Array(hash), salt: Array(salt), iterations: iterations)
@@ -199,7 +198,7 @@ public actor AccountService {
         let found: (User, Int64)?
         do {
             found = try await store.read { db in
-                try Row.fetchOne(db, sql: "SELECT id, username, tokens_valid_after FROM user WHERE id = ? AND deleted_at IS NULL",
+                try SQLRow.fetchOne(db, sql: "SELECT id, username, tokens_valid_after FROM user WHERE id = ? AND deleted_at IS NULL",
                                  arguments: [claims.user])
                     .map { (User(id: $0["id"], username: $0["username"]), $0["tokens_valid_after"] as Int64) }
             }
@@ -294,7 +293,7 @@ public actor AccountService {
     public func user(_ id: String) async throws(ProtocolError) -> User? {
         do {
             return try await store.read { db in
-                try Row.fetchOne(db, sql: "SELECT id, username FROM user WHERE id = ? AND deleted_at IS NULL", arguments: [id])
+                try SQLRow.fetchOne(db, sql: "SELECT id, username FROM user WHERE id = ? AND deleted_at IS NULL", arguments: [id])
                     .map { User(id: $0["id"], username: $0["username"]) }
             }
         } catch {
@@ -308,7 +307,7 @@ public actor AccountService {
         let own = viewer == nil || viewer == id
         do {
             found = try await store.read { db in
-                guard let row = try Row.fetchOne(db, sql: """
+                guard let row = try SQLRow.fetchOne(db, sql: """
                     SELECT id, username, alias, spotify, facebook, twitter, favorite_artists, favorite_genres,
                            privacy_checkins, privacy_votes, privacy_requests, language
                     FROM user WHERE id = ? AND deleted_at IS NULL
@@ -347,9 +346,9 @@ public actor AccountService {
                 for start in stride(from: 0, to: unique.count, by: 500) {
                     let chunk = Array(unique[start..<min(unique.count, start + 500)])
                     let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
-                    for row in try Row.fetchAll(db, sql: """
+                    for row in try SQLRow.fetchAll(db, sql: """
                         SELECT id, COALESCE(alias, username) AS name FROM user WHERE id IN (\(marks)) AND deleted_at IS NULL
-                        """, arguments: StatementArguments(chunk)) {
+                        """, arguments: SQLArguments(chunk)) {
                         names[row["id"]] = row["name"]
                     }
                 }
@@ -363,23 +362,23 @@ public actor AccountService {
     /// Updates the caller's own profile with the fields given.
     public func updateProfile(_ id: String, args: Args) async throws(ProtocolError) -> JSON {
         var sets: [String] = []
-        var values: [DatabaseValueConvertible?] = []
+        var values: [SQLValue] = []
         for (field, column) in [("spotify", "spotify"), ("facebook", "facebook"), ("twitter", "twitter")] where args.value[field] != nil {
             let v = try args.optionalString(field, maxLength: 100)
             sets.append("\(column) = ?")
-            values.append(v?.isEmpty == true ? nil : v)
+            values.append((v?.isEmpty == true ? nil : v).sqlValue)
         }
         for (field, column) in [("favoriteArtists", "favorite_artists"), ("favoriteGenres", "favorite_genres")] where args.value[field] != nil {
             let list = try args.optionalStringArray(field, maxCount: 200, maxLength: 200) ?? []
             sets.append("\(column) = ?")
-            values.append(JSON.array(list.map { .string($0) }).encoded)
+            values.append(JSON.array(list.map { .string($0) }).encoded.sqlValue)
         }
         if args.value["alias"] != nil {
             // An empty or null alias goes back to the username.
             let alias = try args.optionalString("alias", maxLength: 200).map { $0.trimmingCharacters(in: .whitespaces) }
             if let alias, !alias.isEmpty { try Validation.alias(alias) }
             sets.append("alias = ?")
-            values.append(alias?.isEmpty == false ? alias : nil)
+            values.append((alias?.isEmpty == false ? alias : nil).sqlValue)
         }
         var language: String??
         if args.value["language"] != nil {
@@ -390,7 +389,7 @@ public actor AccountService {
             }
             language = .some(tag?.isEmpty == false ? tag : nil)
             sets.append("language = ?")
-            values.append(language!)
+            values.append(language!.sqlValue)
         }
         var audiences: [(PrivateList, Audience)] = []
         if let privacy = args.value["privacy"], privacy != .null {
@@ -403,7 +402,7 @@ public actor AccountService {
                     throw .badRequest("privacy.\(key) must be \"everyone\" or \"nobody\"")
                 }
                 sets.append("privacy_\(list.rawValue) = ?")
-                values.append(audience.rawValue)
+                values.append(audience.rawValue.sqlValue)
                 audiences.append((list, audience))
             }
         }
@@ -411,7 +410,7 @@ public actor AccountService {
             throw .badRequest("nothing to update: give spotify, facebook, twitter, favoriteArtists, favoriteGenres, alias, language or privacy")
         }
         let sql = "UPDATE user SET \(sets.joined(separator: ", ")) WHERE id = ? AND deleted_at IS NULL"
-        let arguments = StatementArguments(values + [id])
+        let arguments = SQLArguments(values + [id.sqlValue])
         do {
             try await store.write { db in try db.execute(sql: sql, arguments: arguments) }
         } catch {

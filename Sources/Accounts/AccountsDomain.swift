@@ -1,8 +1,8 @@
 import DomainSeam
 import Foundation
-import GRDB
 import HubbubCrypto
 import Realtime
+import Storage
 
 /// Accounts on the seam: `account.*`, `auth`, `profile.*`, the user tables, the `auth.*` settings,
 /// and the `UserDirectory` other domains ask whether a user exists.
@@ -40,7 +40,7 @@ public struct AccountsDomain: Domain {
          failureWindowSeconds, addressFailuresPerHour, signupsPerAddressPerHour, maxTracked]
     }
 
-    public static func migrations(_ migrator: inout DatabaseMigrator) { AccountSchema.register(&migrator) }
+    public static func migrations(_ migrator: inout SQLMigrations) { AccountSchema.register(&migrator) }
 
     public let accounts: AccountService
 

@@ -1,5 +1,5 @@
-import GRDB
 import Realtime
+import Storage
 import Synchronization
 import WebSocket
 
@@ -80,5 +80,5 @@ public protocol SignedInConnections: Sendable {
 /// `erase(user:_:)`); the accounts domain runs it inside the deletion's transaction, so the account
 /// and its private data in every domain go together, durably.
 public protocol UserErasure: Sendable {
-    func erase(user: String, _ db: Database) throws
+    func erase(user: String, _ db: any SQLDatabase) throws
 }

@@ -1,4 +1,3 @@
-import GRDB
 import Logging
 import Realtime
 import ServiceLifecycle
@@ -26,7 +25,7 @@ public protocol Domain: Sendable {
     /// The settings of its section, with defaults and ranges (see `Setting`).
     static var settings: [any AnySetting] { get }
     /// Registers its tables' migrations; identifiers start with the domain's name (`venues.v2`).
-    static func migrations(_ migrator: inout DatabaseMigrator)
+    static func migrations(_ migrator: inout SQLMigrations)
 
     /// Builds the domain; `context` gives it the store, the sink, its settings and the others' capabilities.
     init(context: DomainContext) throws
@@ -37,7 +36,7 @@ public protocol Domain: Sendable {
     var endpoints: [HTTPEndpoint] { get }
     /// Deletes what the domain keeps about `user` that must not outlive their account; runs in
     /// the account deletion's transaction (on the store's writer thread: no waiting here).
-    func erase(user: String, _ db: Database) throws
+    func erase(user: String, _ db: any SQLDatabase) throws
 }
 
 extension Domain {
@@ -45,7 +44,7 @@ extension Domain {
     public var rooms: [any RoomDirectory] { [] }
     public var services: [any Service] { [] }
     public var endpoints: [HTTPEndpoint] { [] }
-    public func erase(user: String, _ db: Database) throws {}
+    public func erase(user: String, _ db: any SQLDatabase) throws {}
 }
 
 /// What the core hands a domain when it builds it.

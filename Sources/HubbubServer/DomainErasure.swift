@@ -1,5 +1,5 @@
 import DomainSeam
-import GRDB
+import Storage
 import Synchronization
 
 /// `UserErasure` for the accounts domain: each registered domain's `erase(user:_:)`, in
@@ -10,7 +10,7 @@ final class DomainErasure: UserErasure {
 
     func attach(_ built: [any Domain]) { domains.withLock { $0 = built } }
 
-    func erase(user: String, _ db: Database) throws {
+    func erase(user: String, _ db: any SQLDatabase) throws {
         for domain in domains.withLock({ $0 }) { try domain.erase(user: user, db) }
     }
 }

@@ -1,6 +1,5 @@
 import DomainSeam
 import Foundation
-import GRDB
 import Logging
 import Realtime
 import ServiceLifecycle
@@ -40,7 +39,7 @@ public final class HubbubServer: Sendable {
         if configuration.tls.port > 0 || tlsOnFreePort {
             tlsContext = try TLSContext.server(certificatePath: configuration.tls.cert, privateKeyPath: configuration.tls.key)
         }
-        var migrator = DatabaseMigrator()
+        var migrator = SQLMigrations()
         for d in domains { d.migrations(&migrator) }
         var storage = Store.Configuration(directory: configuration.dataDir)
         storage.maxBatch = configuration.storage.maxBatch

@@ -1,6 +1,5 @@
 import DomainSeam
 import Foundation
-import GRDB
 import HubbubCrypto
 import Realtime
 import Routes
@@ -98,7 +97,7 @@ public final class CorridorDirectory: Sendable {
         let row: (String, Double, CorridorOwner?)?
         do {
             row = try await store.read { db in
-                try Row.fetchOne(db, sql: "SELECT path, width, owner, destination FROM corridor WHERE id = ?", arguments: [id]).map { r in
+                try SQLRow.fetchOne(db, sql: "SELECT path, width, owner, destination FROM corridor WHERE id = ?", arguments: [id]).map { r in
                     let owner = (r["owner"] as String?).map { CorridorOwner(user: $0, destination: r["destination"] ?? "") }
                     return (r["path"], r["width"], owner)
                 }

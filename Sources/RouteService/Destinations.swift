@@ -1,8 +1,8 @@
 import Foundation
-import GRDB
 import HubbubCrypto
 import Realtime
 import Routes
+import Storage
 
 /// A traveller's destinations (seed 003 UC1): each `route.subscribe` remembers where it went, with
 /// its label and filter, so the app can offer them again, most recent first.
@@ -14,7 +14,7 @@ enum Destinations {
     }
 
     /// Remembers (or refreshes) `to` for `user`; a label given replaces the old one.
-    static func remember(user: String, to: GeoPoint, label: String?, filter: IntelFilter, now: Double, _ db: Database) throws -> String {
+    static func remember(user: String, to: GeoPoint, label: String?, filter: IntelFilter, now: Double, _ db: any SQLDatabase) throws -> String {
         let id = id(of: to)
         try db.execute(sql: """
             INSERT INTO destination (user, id, to_lat, to_lon, label, filter, last_used) VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -25,8 +25,8 @@ enum Destinations {
     }
 
     /// `user`'s destinations, most recently used first.
-    static func list(user: String, limit: Int, _ db: Database) throws -> [JSON] {
-        try Row.fetchAll(db, sql: """
+    static func list(user: String, limit: Int, _ db: any SQLDatabase) throws -> [JSON] {
+        try SQLRow.fetchAll(db, sql: """
             SELECT id, to_lat, to_lon, label, filter, last_used FROM destination WHERE user = ? ORDER BY last_used DESC, id LIMIT ?
             """, arguments: [user, limit]).map { row in
             let filterText: String = row["filter"]
@@ -37,12 +37,12 @@ enum Destinations {
     }
 
     /// Whether `user` has destination `id`.
-    static func exists(user: String, id: String, _ db: Database) throws -> Bool {
+    static func exists(user: String, id: String, _ db: any SQLDatabase) throws -> Bool {
         try Bool.fetchOne(db, sql: "SELECT 1 FROM destination WHERE user = ? AND id = ?", arguments: [user, id]) ?? false
     }
 
     /// Forgets a destination; false when `user` had none of that id.
-    static func forget(user: String, id: String, _ db: Database) throws -> Bool {
+    static func forget(user: String, id: String, _ db: any SQLDatabase) throws -> Bool {
         try db.execute(sql: "DELETE FROM destination WHERE user = ? AND id = ?", arguments: [user, id])
         return db.changesCount > 0
     }

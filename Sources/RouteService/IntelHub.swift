@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import HubbubCrypto
 import Realtime
 import Routes
@@ -295,7 +294,7 @@ public actor IntelHub {
 
     /// Writes a change already applied in memory; if it fails, memory is rebuilt from the store
     /// (the change was never acknowledged).
-    private func durably(_ change: @escaping @Sendable (Database) throws -> Void) async throws(ProtocolError) {
+    private func durably(_ change: @escaping @Sendable (any SQLDatabase) throws -> Void) async throws(ProtocolError) {
         do {
             try await store.write(change)
         } catch {

@@ -1,17 +1,17 @@
 import Foundation
-import GRDB
 import Realtime
 import Routes
+import Storage
 
 /// How items, likes and links are stored and read back (`routes.v1`, `routes.v5`).
 enum IntelRows {
-    static func insert(_ item: IntelItem, postedAt: Double, karma: Int, _ db: Database) throws {
+    static func insert(_ item: IntelItem, postedAt: Double, karma: Int, _ db: any SQLDatabase) throws {
         try write(item, postedAt: postedAt, verb: "INSERT", db)
         if let user = item.user, karma != 0 { try addKarma(user, karma, db) }
     }
 
     /// A named item added (or back after it ended): whatever its id held before goes.
-    static func replace(_ item: IntelItem, postedAt: Double, _ db: Database) throws {
+    static func replace(_ item: IntelItem, postedAt: Double, _ db: any SQLDatabase) throws {
         for table in ["intel_like", "intel_comment", "intel_link"] {
             try db.execute(sql: "DELETE FROM \(table) WHERE item = ?", arguments: [item.id])
         }
@@ -19,7 +19,7 @@ enum IntelRows {
         try write(item, postedAt: postedAt, verb: "INSERT OR REPLACE", db)
     }
 
-    private static func write(_ item: IntelItem, postedAt: Double, verb: String, _ db: Database) throws {
+    private static func write(_ item: IntelItem, postedAt: Double, verb: String, _ db: any SQLDatabase) throws {
         var source: String?
         if case .provider(let s) = item.author { source = s }
         try db.execute(sql: """
@@ -32,7 +32,7 @@ enum IntelRows {
     }
 
     /// A named item revised by its provider: places, text, tags, modes, end.
-    static func revise(_ item: IntelItem, _ db: Database) throws {
+    static func revise(_ item: IntelItem, _ db: any SQLDatabase) throws {
         try db.execute(sql: """
             UPDATE intel_item SET lat = ?, lon = ?, points = ?, body = ?, translations = ?, tags = ?, modes = ?, expires_at = ? WHERE id = ?
             """, arguments: [item.point.lat, item.point.lon, pointsText(item), item.body, translationsText(item),
@@ -40,7 +40,7 @@ enum IntelRows {
     }
 
     /// An item ended before its time (its provider withdrew it).
-    static func end(_ id: String, at now: Double, _ db: Database) throws {
+    static func end(_ id: String, at now: Double, _ db: any SQLDatabase) throws {
         try db.execute(sql: "UPDATE intel_item SET expires_at = ? WHERE id = ?", arguments: [now, id])
     }
 
@@ -53,19 +53,19 @@ enum IntelRows {
         item.translations.isEmpty ? nil : JSON.object(item.translations.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) }).encoded
     }
 
-    static func like(_ item: IntelItem, by user: String, at: Double, karma: Int, _ db: Database) throws {
+    static func like(_ item: IntelItem, by user: String, at: Double, karma: Int, _ db: any SQLDatabase) throws {
         try db.execute(sql: "INSERT INTO intel_like (item, user, at) VALUES (?, ?, ?)", arguments: [item.id, user, at])
         try db.execute(sql: "UPDATE intel_item SET expires_at = ? WHERE id = ?", arguments: [item.expiresAt, item.id])
         if case .user(let poster) = item.author, karma != 0 { try addKarma(poster, karma, db) }
     }
 
-    static func comment(_ item: IntelItem, by user: String, text: String, at: Double, _ db: Database) throws {
+    static func comment(_ item: IntelItem, by user: String, text: String, at: Double, _ db: any SQLDatabase) throws {
         try db.execute(sql: "INSERT INTO intel_comment (item, user, text, at) VALUES (?, ?, ?, ?)", arguments: [item.id, user, text, at])
         try db.execute(sql: "UPDATE intel_item SET comments = comments + 1 WHERE id = ?", arguments: [item.id])
     }
 
     /// Both directions of a link, and karma to each item's poster but the one who linked.
-    static func link(_ a: IntelItem, _ b: IntelItem, by user: String, at: Double, karma: Int, _ db: Database) throws {
+    static func link(_ a: IntelItem, _ b: IntelItem, by user: String, at: Double, karma: Int, _ db: any SQLDatabase) throws {
         for (x, y) in [(a.id, b.id), (b.id, a.id)] {
             try db.execute(sql: "INSERT INTO intel_link (item, other, at) VALUES (?, ?, ?)", arguments: [x, y, at])
         }
@@ -76,19 +76,19 @@ enum IntelRows {
     }
 
     /// An item's newest `limit` comments, oldest first, and whether there are older ones.
-    static func comments(of item: String, limit: Int, _ db: Database) throws -> (comments: [IntelHub.Comment], truncated: Bool) {
-        let newest = try Row.fetchAll(db, sql: "SELECT user, text, at FROM intel_comment WHERE item = ? ORDER BY id DESC LIMIT ?",
+    static func comments(of item: String, limit: Int, _ db: any SQLDatabase) throws -> (comments: [IntelHub.Comment], truncated: Bool) {
+        let newest = try SQLRow.fetchAll(db, sql: "SELECT user, text, at FROM intel_comment WHERE item = ? ORDER BY id DESC LIMIT ?",
                                       arguments: [item, limit + 1]).map { IntelHub.Comment(user: $0["user"], text: $0["text"], at: $0["at"]) }
         return (Array(newest.prefix(limit).reversed()), newest.count > limit)
     }
 
     /// Deletes up to `batch` items that expired before `cutoff`, with their likes, links and
     /// comments; returns how many items went.
-    static func prune(expiredBefore cutoff: Double, batch: Int, _ db: Database) throws -> Int {
+    static func prune(expiredBefore cutoff: Double, batch: Int, _ db: any SQLDatabase) throws -> Int {
         let ids = try String.fetchAll(db, sql: "SELECT id FROM intel_item WHERE expires_at < ? LIMIT ?", arguments: [cutoff, batch])
         guard !ids.isEmpty else { return 0 }
-        let list = databaseQuestionMarks(count: ids.count)
-        let arguments = StatementArguments(ids)
+        let list = sqlPlaceholders(count: ids.count)
+        let arguments = SQLArguments(ids)
         try db.execute(sql: "DELETE FROM intel_like WHERE item IN (\(list))", arguments: arguments)
         try db.execute(sql: "DELETE FROM intel_comment WHERE item IN (\(list))", arguments: arguments)
         try db.execute(sql: "DELETE FROM intel_link WHERE item IN (\(list))", arguments: arguments)
@@ -97,30 +97,30 @@ enum IntelRows {
         return ids.count
     }
 
-    static func karma(of user: String, _ db: Database) throws -> Int {
+    static func karma(of user: String, _ db: any SQLDatabase) throws -> Int {
         try Int.fetchOne(db, sql: "SELECT points FROM karma WHERE user = ?", arguments: [user]) ?? 0
     }
 
-    static func addKarma(_ user: String, _ points: Int, _ db: Database) throws {
+    static func addKarma(_ user: String, _ points: Int, _ db: any SQLDatabase) throws {
         try db.execute(sql: "INSERT INTO karma (user, points) VALUES (?, ?) ON CONFLICT (user) DO UPDATE SET points = points + excluded.points",
                        arguments: [user, points])
     }
 
     /// Every item still live at `now`, with its likes and links.
-    static func live(now: Double, _ db: Database) throws -> [IntelItem] {
+    static func live(now: Double, _ db: any SQLDatabase) throws -> [IntelItem] {
         var likes: [String: Set<String>] = [:]
-        for row in try Row.fetchAll(db, sql: """
+        for row in try SQLRow.fetchAll(db, sql: """
             SELECT l.item, l.user FROM intel_like l JOIN intel_item i ON i.id = l.item WHERE i.expires_at > ?
             """, arguments: [now]) {
             likes[row["item"], default: []].insert(row["user"])
         }
         var links: [String: [String]] = [:]
-        for row in try Row.fetchAll(db, sql: """
+        for row in try SQLRow.fetchAll(db, sql: """
             SELECT l.item, l.other FROM intel_link l JOIN intel_item i ON i.id = l.item WHERE i.expires_at > ? ORDER BY l.at
             """, arguments: [now]) {
             links[row["item"], default: []].append(row["other"])
         }
-        return try Row.fetchAll(db, sql: "SELECT * FROM intel_item WHERE expires_at > ?", arguments: [now]).compactMap { row in
+        return try SQLRow.fetchAll(db, sql: "SELECT * FROM intel_item WHERE expires_at > ?", arguments: [now]).compactMap { row in
             guard let point = GeoPoint(lat: row["lat"], lon: row["lon"]), let kind = IntelKind(rawValue: row["kind"]) else { return nil }
             let user: String? = row["author_user"]
             let author: IntelItem.Author = user.map { .user($0) } ?? .provider(source: row["author_source"] ?? "")

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import Logging
 import Storage
 
@@ -38,8 +37,8 @@ struct Pruning: Sendable {
                         let live = directory.liveIDs
                         for start in stride(from: 0, to: live.count, by: batch) {
                             let chunk = Array(live[start..<min(start + batch, live.count)])
-                            try db.execute(sql: "UPDATE corridor SET last_used = ? WHERE id IN (\(databaseQuestionMarks(count: chunk.count)))",
-                                           arguments: StatementArguments([now] + chunk))
+                            try db.execute(sql: "UPDATE corridor SET last_used = ? WHERE id IN (\(sqlPlaceholders(count: chunk.count)))",
+                                           arguments: [now] + SQLArguments(chunk))
                         }
                     }
                     try db.execute(sql: "DELETE FROM corridor WHERE id IN (SELECT id FROM corridor WHERE last_used < ? LIMIT ?)",

@@ -1,8 +1,8 @@
-import GRDB
+import Storage
 
 /// Tables of the routes domain: intel items with their likes, links and comments, and karma.
 public enum RouteSchema {
-    public static func register(_ migrator: inout DatabaseMigrator) {
+    public static func register(_ migrator: inout SQLMigrations) {
         migrator.registerMigration("routes.v1") { db in
             try db.execute(sql: """
                 CREATE TABLE intel_item (

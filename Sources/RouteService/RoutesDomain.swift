@@ -1,6 +1,5 @@
 import DomainSeam
 import Foundation
-import GRDB
 import Realtime
 import Routes
 import ServiceLifecycle
@@ -60,7 +59,7 @@ public struct RoutesDomain: Domain {
          trackStartMeters, commentsShown, keepExpiredSeconds, keepCorridorSeconds, pruneSeconds]
     }
 
-    public static func migrations(_ migrator: inout DatabaseMigrator) { RouteSchema.register(&migrator) }
+    public static func migrations(_ migrator: inout SQLMigrations) { RouteSchema.register(&migrator) }
 
     public let hub: IntelHub
     public let directory: CorridorDirectory
@@ -118,7 +117,7 @@ public struct RoutesDomain: Domain {
     /// An account deleted: its destinations, recorded paths and the private corridors along them
     /// go in the deletion's transaction, and so does its karma. Its items and comments stay, shown
     /// as a deleted user's.
-    public func erase(user: String, _ db: Database) throws {
+    public func erase(user: String, _ db: any SQLDatabase) throws {
         try db.execute(sql: "DELETE FROM destination WHERE user = ?", arguments: [user])
         try db.execute(sql: "DELETE FROM recorded_path WHERE user = ?", arguments: [user])
         try db.execute(sql: "DELETE FROM corridor WHERE owner = ?", arguments: [user])

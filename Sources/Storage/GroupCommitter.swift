@@ -7,7 +7,7 @@ import Logging
 /// a refused change (stopping, or a full queue) is told at once, on the submitting thread.
 final class GroupCommitter: @unchecked Sendable {
     /// A change: runs inside the batch transaction and returns what to do once it is durable.
-    typealias Job = (Database) -> (() -> Void)
+    typealias Job = (any SQLDatabase) -> (() -> Void)
     private struct Pending {
         var job: Job
         var failed: (Error) -> Void
@@ -100,7 +100,8 @@ final class GroupCommitter: @unchecked Sendable {
         completions.reserveCapacity(batch.count)
         do {
             try pool.write { db in
-                for p in batch { completions.append(p.job(db)) }
+                let connection = SQLiteDatabase(db)
+                for p in batch { completions.append(p.job(connection)) }
             }
         } catch {
             // The transaction itself failed (disk full, I/O error): nothing in it is durable.

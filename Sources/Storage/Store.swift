@@ -3,6 +3,8 @@ import GRDB
 import Logging
 
 /// The embedded durable store: one SQLite database in WAL mode under the data directory.
+/// Domains see it only through `SQLDatabase` (their SQL, with `?` placeholders) and
+/// `SQLMigrations`: the engine behind it (GRDB over SQLite here) is the store's alone.
 ///
 /// Writes are group-committed: every `write` waits until its change is inside a committed
 /// transaction on disk (`synchronous = FULL`), but all writes that arrive while one commit is
@@ -35,7 +37,7 @@ public final class Store: Sendable {
     private let readSlots: DispatchSemaphore
 
     /// Opens (creating if needed) the database and brings its schema up to date.
-    public init(configuration: Configuration, migrations: DatabaseMigrator, logger: Logger = Logger(label: "hubbub.store")) throws {
+    public init(configuration: Configuration, migrations: SQLMigrations, logger: Logger = Logger(label: "hubbub.store")) throws {
         try FileManager.default.createDirectory(atPath: configuration.directory, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
         var config = GRDB.Configuration()
@@ -50,7 +52,10 @@ public final class Store: Sendable {
         let path = (configuration.directory as NSString).appendingPathComponent("hubbub.sqlite")
         try Store.restrictToOwner(path)
         pool = try DatabasePool(path: path, configuration: config)
-        try migrations.migrate(pool)
+        // GRDB's migrator keeps which steps ran (its `grdb_migrations` table, as before this layer).
+        var migrator = DatabaseMigrator()
+        for step in migrations.steps { migrator.registerMigration(step.id) { db in try step.apply(SQLiteDatabase(db)) } }
+        try migrator.migrate(pool)
         try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA cache_size = -\(max(64, configuration.writerCacheKiB))") }
         committer = GroupCommitter(pool: pool, maxBatch: configuration.maxBatch, maxPending: configuration.maxPendingWrites, logger: logger)
         readQueue = DispatchQueue(label: "hubbub.store.read", attributes: .concurrent)
@@ -74,11 +79,11 @@ public final class Store: Sendable {
 
     /// Runs `change` inside the next group transaction and returns once that transaction is
     /// durable. A change that throws is rolled back alone (its savepoint); the others commit.
-    public func write<T: Sendable>(_ change: @escaping @Sendable (Database) throws -> T) async throws -> T {
+    public func write<T: Sendable>(_ change: @escaping @Sendable (any SQLDatabase) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             committer.submit(admit: true) { db in
                 do {
-                    let value = try db.inSavepointReturning(change)
+                    let value = try db.inSavepoint { try change(db) }
                     return { continuation.resume(returning: value) }
                 } catch {
                     return { continuation.resume(throwing: error) }
@@ -101,11 +106,11 @@ public final class Store: Sendable {
     /// is closed. Changes submitted one after another are applied in that order. For actors that
     /// must not suspend (and be re-entered) while a change they already applied in memory becomes
     /// durable; they check `acceptsWrites` before applying it.
-    public func submit(_ change: @escaping @Sendable (Database) throws -> Void,
+    public func submit(_ change: @escaping @Sendable (any SQLDatabase) throws -> Void,
                        completion: @escaping @Sendable (Result<Void, Error>) -> Void) {
         committer.submit(admit: false) { db in
             do {
-                try db.inSavepointReturning(change)
+                try db.inSavepoint { try change(db) }
                 return { completion(.success(())) }
             } catch {
                 return { completion(.failure(error)) }
@@ -116,18 +121,18 @@ public final class Store: Sendable {
     }
 
     /// Runs a read-only query off the cooperative pool.
-    public func read<T: Sendable>(_ query: @escaping @Sendable (Database) throws -> T) async throws -> T {
+    public func read<T: Sendable>(_ query: @escaping @Sendable (any SQLDatabase) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             readQueue.async { [pool, readSlots] in
                 readSlots.wait()
                 defer { readSlots.signal() }
-                do { continuation.resume(returning: try pool.read(query)) } catch { continuation.resume(throwing: error) }
+                do { continuation.resume(returning: try pool.read { try query(SQLiteDatabase($0)) }) } catch { continuation.resume(throwing: error) }
             }
         }
     }
 
     /// Synchronous read, for start-up (loading state before serving).
-    public func readNow<T>(_ query: (Database) throws -> T) throws -> T { try pool.read(query) }
+    public func readNow<T>(_ query: (any SQLDatabase) throws -> T) throws -> T { try pool.read { try query(SQLiteDatabase($0)) } }
 
     /// Commits pending changes and stops the writer (idempotent).
     public func close() { committer.stop() }
@@ -136,16 +141,4 @@ public final class Store: Sendable {
 
     /// Transactions committed and changes in them, since start (for metrics and benchmarks).
     public var commitStats: (transactions: Int, changes: Int) { committer.stats }
-}
-
-extension Database {
-    /// Runs `body` in a savepoint and returns its value; rolls back only this savepoint on error.
-    func inSavepointReturning<T>(_ body: (Database) throws -> T) throws -> T {
-        var result: T?
-        try inSavepoint {
-            result = try body(self)
-            return .commit
-        }
-        return result!
-    }
 }

@@ -1,6 +1,5 @@
 import DomainSeam
 import Foundation
-import GRDB
 import HubbubCrypto
 import Realtime
 import Storage
@@ -25,7 +24,7 @@ actor EventGoerActor: RoomHost {
         /// For pushes made once per user and event (`tonight.suggested`, `event.announced`): the event.
         var once: String?
         /// Written in the same transaction (a reminder's removal, a reminder re-armed).
-        var also: (@Sendable (Database) throws -> Void)?
+        var also: (@Sendable (any SQLDatabase) throws -> Void)?
     }
 
     nonisolated let user: String
@@ -99,7 +98,7 @@ actor EventGoerActor: RoomHost {
     // MARK: Changes of the user's state (each answered once durable)
 
     /// Runs `change` durably, then takes `next` as the user's state and answers `result`.
-    private func commit(_ next: EventGoer, reply: Replier, result: JSON, _ change: @escaping @Sendable (Database) throws -> Void) async throws(ProtocolError) {
+    private func commit(_ next: EventGoer, reply: Replier, result: JSON, _ change: @escaping @Sendable (any SQLDatabase) throws -> Void) async throws(ProtocolError) {
         do { try await store.write(change) } catch { throw ProtocolError(.unavailable, "could not save; try again") }
         goer = next
         goers.index(next)
@@ -173,7 +172,7 @@ actor EventGoerActor: RoomHost {
     func changed(_ event: String, data: JSON, newStart: Double?) async {
         guard goer.followed[event] != nil else { return }
         let user = self.user
-        var also: (@Sendable (Database) throws -> Void)?
+        var also: (@Sendable (any SQLDatabase) throws -> Void)?
         // A new start re-arms the reminder: due a lead before it, or at once when it is closer than that.
         if let start = newStart, start > goers.clock.now {
             let due = max(start - goers.configuration.reminderSeconds, goers.clock.now)
@@ -189,7 +188,7 @@ actor EventGoerActor: RoomHost {
     /// the queue's entry goes either way, in the same transaction.
     func remind(_ event: String) async {
         let now = goers.clock.now, user = self.user
-        let remove: @Sendable (Database) throws -> Void = { db in
+        let remove: @Sendable (any SQLDatabase) throws -> Void = { db in
             try db.execute(sql: "DELETE FROM tonight_reminder WHERE user = ? AND event = ?", arguments: [user, event])
         }
         // No reminder of an event that will not take place (its cancellation was pushed as a change).
@@ -237,7 +236,7 @@ actor EventGoerActor: RoomHost {
                         seq += 1
                         let payload = Array(Envelope.push(room: name, seq: seq, epoch: epoch, event: p.event.rawValue, data: p.data).utf8)
                         try db.execute(sql: "INSERT INTO tonight_user_push (user, seq, at, payload) VALUES (?, ?, ?, ?)",
-                                       arguments: [user, Int64(seq), now, Data(payload)])
+                                       arguments: [user, Int64(seq), now, payload])
                         out.append((seq, payload))
                     }
                     guard seq > base else { return out }

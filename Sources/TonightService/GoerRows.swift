@@ -1,14 +1,14 @@
 import Foundation
-import GRDB
 import Realtime
+import Storage
 import Tonight
 
 /// How event-goers are stored (`tonight.v3`) and read back.
 enum GoerRows {
     /// Every goer with preferences, favourites or plans, for the audience index at start-up.
-    static func all(_ db: Database) throws -> [EventGoer] {
+    static func all(_ db: any SQLDatabase) throws -> [EventGoer] {
         var goers: [String: EventGoer] = [:]
-        for r in try Row.fetchAll(db, sql: "SELECT user, lat, lon, radius_km, max_price, categories FROM tonight_goer") {
+        for r in try SQLRow.fetchAll(db, sql: "SELECT user, lat, lon, radius_km, max_price, categories FROM tonight_goer") {
             let user: String = r["user"]
             var g = EventGoer(user: user)
             if let lat: Double = r["lat"], let lon: Double = r["lon"], let km: Double = r["radius_km"] {
@@ -17,13 +17,13 @@ enum GoerRows {
             }
             goers[user] = g
         }
-        for r in try Row.fetchAll(db, sql: "SELECT user, kind, id FROM tonight_favorite") {
+        for r in try SQLRow.fetchAll(db, sql: "SELECT user, kind, id FROM tonight_favorite") {
             let user: String = r["user"], kind: String = r["kind"], id: String = r["id"]
             if kind == FavoriteKind.artist.rawValue { goers[user, default: EventGoer(user: user)].artists.insert(id) } else {
                 goers[user, default: EventGoer(user: user)].categories.insert(id)
             }
         }
-        for r in try Row.fetchAll(db, sql: "SELECT user, event, followed, at FROM tonight_plan") {
+        for r in try SQLRow.fetchAll(db, sql: "SELECT user, event, followed, at FROM tonight_plan") {
             let user: String = r["user"], event: String = r["event"]
             if (r["followed"] as Int) == 1 { goers[user, default: EventGoer(user: user)].followed[event] = r["at"] } else {
                 goers[user, default: EventGoer(user: user)].dismissed.insert(event)
@@ -33,18 +33,18 @@ enum GoerRows {
     }
 
     /// The user's row, made with a fresh epoch if it is their first.
-    static func ensure(_ user: String, epoch: String, _ db: Database) throws {
+    static func ensure(_ user: String, epoch: String, _ db: any SQLDatabase) throws {
         try db.execute(sql: "INSERT OR IGNORE INTO tonight_goer (user, epoch) VALUES (?, ?)", arguments: [user, epoch])
     }
 
-    static func savePrefs(_ user: String, _ p: Preferences, epoch: String, _ db: Database) throws {
+    static func savePrefs(_ user: String, _ p: Preferences, epoch: String, _ db: any SQLDatabase) throws {
         try ensure(user, epoch: epoch, db)
         try db.execute(sql: "UPDATE tonight_goer SET lat = ?, lon = ?, radius_km = ?, max_price = ?, categories = ? WHERE user = ?",
                        arguments: [p.location.lat, p.location.lon, p.radiusKm, p.maxPrice, CatalogRows.join(p.categories.sorted()), user])
     }
 
     /// Adds or removes a favourite; returns whether anything changed.
-    static func setFavorite(_ user: String, _ kind: FavoriteKind, _ id: String, _ on: Bool, epoch: String, _ db: Database) throws -> Bool {
+    static func setFavorite(_ user: String, _ kind: FavoriteKind, _ id: String, _ on: Bool, epoch: String, _ db: any SQLDatabase) throws -> Bool {
         try ensure(user, epoch: epoch, db)
         if on {
             try db.execute(sql: "INSERT OR IGNORE INTO tonight_favorite (user, kind, id) VALUES (?, ?, ?)", arguments: [user, kind.rawValue, id])
@@ -55,7 +55,7 @@ enum GoerRows {
     }
 
     /// Follows (with a reminder due at `remindAt`, if any), dismisses, or forgets a plan (`nil`).
-    static func setPlan(_ user: String, _ event: String, followed: Bool?, at: Double, remindAt: Double?, epoch: String, _ db: Database) throws {
+    static func setPlan(_ user: String, _ event: String, followed: Bool?, at: Double, remindAt: Double?, epoch: String, _ db: any SQLDatabase) throws {
         try ensure(user, epoch: epoch, db)
         try db.execute(sql: "DELETE FROM tonight_reminder WHERE user = ? AND event = ?", arguments: [user, event])
         guard let followed else {
@@ -70,24 +70,23 @@ enum GoerRows {
     }
 
     /// The user: room as stored: its epoch, last seq and the pushes kept (oldest first).
-    static func room(_ user: String, _ db: Database) throws -> (epoch: String, seq: UInt64, kept: [(seq: UInt64, payload: [UInt8], at: Double)])? {
-        guard let row = try Row.fetchOne(db, sql: "SELECT epoch, seq FROM tonight_goer WHERE user = ?", arguments: [user]) else { return nil }
-        let kept = try Row.fetchAll(db, sql: "SELECT seq, payload, at FROM tonight_user_push WHERE user = ? ORDER BY seq", arguments: [user])
+    static func room(_ user: String, _ db: any SQLDatabase) throws -> (epoch: String, seq: UInt64, kept: [(seq: UInt64, payload: [UInt8], at: Double)])? {
+        guard let row = try SQLRow.fetchOne(db, sql: "SELECT epoch, seq FROM tonight_goer WHERE user = ?", arguments: [user]) else { return nil }
+        let kept = try SQLRow.fetchAll(db, sql: "SELECT seq, payload, at FROM tonight_user_push WHERE user = ? ORDER BY seq", arguments: [user])
             .map { r -> (seq: UInt64, payload: [UInt8], at: Double) in
-                let data: Data = r["payload"]
-                return (UInt64(r["seq"] as Int64), Array(data), r["at"])
+                (UInt64(r["seq"] as Int64), r["payload"], r["at"])
             }
         return (row["epoch"], UInt64(row["seq"] as Int64), kept)
     }
 
     /// Reminders due by `now`: (user, event).
-    static func dueReminders(by now: Double, limit: Int, _ db: Database) throws -> [(String, String)] {
-        try Row.fetchAll(db, sql: "SELECT user, event FROM tonight_reminder WHERE due <= ? ORDER BY due LIMIT ?", arguments: [now, limit])
+    static func dueReminders(by now: Double, limit: Int, _ db: any SQLDatabase) throws -> [(String, String)] {
+        try SQLRow.fetchAll(db, sql: "SELECT user, event FROM tonight_reminder WHERE due <= ? ORDER BY due LIMIT ?", arguments: [now, limit])
             .map { ($0["user"], $0["event"]) }
     }
 
     /// Everything of `user`'s tonight state (account deleted).
-    static func erase(_ user: String, _ db: Database) throws {
+    static func erase(_ user: String, _ db: any SQLDatabase) throws {
         for table in ["tonight_goer", "tonight_favorite", "tonight_plan", "tonight_pushed", "tonight_user_push", "tonight_reminder"] {
             try db.execute(sql: "DELETE FROM \(table) WHERE user = ?", arguments: [user])
         }

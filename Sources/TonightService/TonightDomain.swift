@@ -1,6 +1,5 @@
 import DomainSeam
 import Foundation
-import GRDB
 import Realtime
 import ServiceLifecycle
 import Storage
@@ -48,7 +47,7 @@ public struct TonightDomain: Domain {
          userHistoryHours, tickSeconds, idleSeconds, maxResults, maxSearchResults, maxLiveBytes]
     }
 
-    public static func migrations(_ migrator: inout DatabaseMigrator) { TonightSchema.register(&migrator) }
+    public static func migrations(_ migrator: inout SQLMigrations) { TonightSchema.register(&migrator) }
 
     public let catalog: Catalog
     let goers: EventGoers
@@ -110,7 +109,7 @@ public struct TonightDomain: Domain {
     }
 
     /// An account deleted: its preferences, favourites, plans, stream and reminders go.
-    public func erase(user: String, _ db: Database) throws {
+    public func erase(user: String, _ db: any SQLDatabase) throws {
         try GoerRows.erase(user, db)
         goers.forget(user)
     }

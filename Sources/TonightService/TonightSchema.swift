@@ -1,4 +1,4 @@
-import GRDB
+import Storage
 
 /// Tables of the tonight domain: the event feed's catalog (categories, artists, venues, events), the
 /// affinity feed, and event-goers' state and streams.
@@ -11,7 +11,7 @@ public enum TonightSchema {
         ("tonight_event", "performers TEXT NOT NULL, categories TEXT NOT NULL, venue TEXT NOT NULL, start_local TEXT NOT NULL, status TEXT NOT NULL, on_sale TEXT, name TEXT, url TEXT, min_price INTEGER, max_price INTEGER, currency TEXT"),
     ]
 
-    public static func register(_ migrator: inout DatabaseMigrator) {
+    public static func register(_ migrator: inout SQLMigrations) {
         migrator.registerMigration("tonight.v1") { db in
             try db.execute(sql: """
                 CREATE TABLE tonight_category (

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import Storage
 import Transit
 
@@ -10,7 +9,7 @@ import Transit
 /// store's one writer for a second), then made current in one: a restart finds the old version or
 /// the new one, never half. Older versions are deleted afterwards, in short transactions too.
 enum NetworkRows {
-    static func register(_ migrator: inout DatabaseMigrator) {
+    static func register(_ migrator: inout SQLMigrations) {
         migrator.registerMigration("transit.v1") { db in
             try db.execute(sql: """
                 CREATE TABLE transit_feed (
@@ -65,7 +64,7 @@ enum NetworkRows {
 
     /// Writes `network` as `version` of feed `name`, `batch` rows per transaction; not in force yet.
     static func write(_ name: String, version: Int64, _ network: TransitNetwork, batch: Int, to store: Store) async throws {
-        var rows: [(String, StatementArguments)] = []
+        var rows: [(String, SQLArguments)] = []
         for (n, a) in network.agencies.enumerated() {
             rows.append(("INSERT INTO transit_agency (feed, version, n, id, name, timezone, language) VALUES (?, ?, ?, ?, ?, ?, ?)",
                          [name, version, n, a.id, a.name, a.timeZone, a.language]))
@@ -88,7 +87,7 @@ enum NetworkRows {
     }
 
     /// Puts `version` of feed `name` in force (one transaction).
-    static func commit(_ name: String, version: Int64, at now: Double, _ db: Database) throws {
+    static func commit(_ name: String, version: Int64, at now: Double, _ db: any SQLDatabase) throws {
         try db.execute(sql: "INSERT OR REPLACE INTO transit_feed (name, version, loaded_at) VALUES (?, ?, ?)", arguments: [name, version, now])
     }
 
@@ -101,13 +100,13 @@ enum NetworkRows {
             while true {
                 let n = try await store.write { db in
                     let kept = Array(writing())
-                    let marks = kept.isEmpty ? "" : "AND t.version NOT IN (\(databaseQuestionMarks(count: kept.count)))"
+                    let marks = kept.isEmpty ? "" : "AND t.version NOT IN (\(sqlPlaceholders(count: kept.count)))"
                     try db.execute(sql: """
                         DELETE FROM \(table) WHERE rowid IN (
                             SELECT t.rowid FROM \(table) t
                             WHERE NOT EXISTS (SELECT 1 FROM transit_feed f WHERE f.name = t.feed AND f.version = t.version) \(marks)
                             LIMIT ?)
-                        """, arguments: StatementArguments(kept + [Int64(batch)]))
+                        """, arguments: SQLArguments(kept + [Int64(batch)]))
                     return db.changesCount
                 }
                 dropped += n
@@ -118,29 +117,26 @@ enum NetworkRows {
     }
 
     /// Every stored feed, by name.
-    static func all(_ db: Database) throws -> [String: TransitNetwork] {
+    static func all(_ db: any SQLDatabase) throws -> [String: TransitNetwork] {
         var out: [String: TransitNetwork] = [:]
-        for row in try Row.fetchAll(db, sql: "SELECT name, version FROM transit_feed") {
+        for row in try SQLRow.fetchAll(db, sql: "SELECT name, version FROM transit_feed") {
             let name: String = row["name"], version: Int64 = row["version"]
-            let key: StatementArguments = [name, version]
-            let agencies = try Row.fetchAll(db, sql: "SELECT * FROM transit_agency WHERE feed = ? AND version = ? ORDER BY n", arguments: key).map {
+            let key: SQLArguments = [name, version]
+            let agencies = try SQLRow.fetchAll(db, sql: "SELECT * FROM transit_agency WHERE feed = ? AND version = ? ORDER BY n", arguments: key).map {
                 TransitAgency(id: $0["id"], name: $0["name"], timeZone: $0["timezone"], language: $0["language"])
             }
             var stops: [String: TransitStop] = [:]
-            let stopRows = try Row.fetchCursor(db, sql: "SELECT id, name, lat, lon, parent FROM transit_stop WHERE feed = ? AND version = ?", arguments: key)
-            while let r = try stopRows.next() {
+            try db.forEachRow(sql: "SELECT id, name, lat, lon, parent FROM transit_stop WHERE feed = ? AND version = ?", arguments: key) { r in
                 stops[r["id"]] = TransitStop(id: r["id"], name: r["name"], lat: r["lat"], lon: r["lon"], parent: r["parent"])
             }
             var routes: [String: TransitRoute] = [:], served: [String: [String]] = [:]
-            let routeRows = try Row.fetchCursor(db, sql: "SELECT * FROM transit_route WHERE feed = ? AND version = ?", arguments: key)
-            while let r = try routeRows.next() {
+            try db.forEachRow(sql: "SELECT * FROM transit_route WHERE feed = ? AND version = ?", arguments: key) { r in
                 let id: String = r["id"], list: String = r["stops"]
                 routes[id] = TransitRoute(id: id, shortName: r["short_name"], longName: r["long_name"], type: r["type"], agency: r["agency"])
                 if !list.isEmpty { served[id] = list.split(separator: "\n").map(String.init) }
             }
             var trips: [(trip: String, route: String)] = []
-            let tripRows = try Row.fetchCursor(db, sql: "SELECT id, route FROM transit_trip WHERE feed = ? AND version = ?", arguments: key)
-            while let r = try tripRows.next() {
+            try db.forEachRow(sql: "SELECT id, route FROM transit_trip WHERE feed = ? AND version = ?", arguments: key) { r in
                 trips.append((r["id"], r["route"]))
             }
             out[name] = TransitNetwork(agencies: agencies, stops: stops, routes: routes, stopsOfRoute: served, tripRoutes: trips)

@@ -1,6 +1,5 @@
 import DomainSeam
 import Foundation
-import GRDB
 import Logging
 import RouteService
 import ServiceLifecycle
@@ -38,7 +37,7 @@ public struct TransitDomain: Domain {
          gtfsRtTimeoutSeconds, gtfsRtMaxBackoffSeconds]
     }
 
-    public static func migrations(_ migrator: inout DatabaseMigrator) { NetworkRows.register(&migrator) }
+    public static func migrations(_ migrator: inout SQLMigrations) { NetworkRows.register(&migrator) }
 
     public let networks: TransitNetworks
     private let upload: GTFSUpload

@@ -1,5 +1,5 @@
-import GRDB
 import Realtime
+import Storage
 import Venues
 
 /// One change to a venue's stored jukebox, as few rows as the change touches: a vote is one vote
@@ -34,10 +34,10 @@ struct TrackActionRow: Sendable {
 }
 
 /// The SQL of a venue's jukebox (tables of `VenueSchema`'s `venues.v2`). Statements are prepared once
-/// per connection (GRDB's statement cache): the writer runs the same few all night.
+/// per connection (the store's statement cache): the writer runs the same few all night.
 enum JukeboxRows {
     /// Applies one change inside the group transaction.
-    static func apply(_ write: JukeboxWrite, venue: String, _ db: Database) throws {
+    static func apply(_ write: JukeboxWrite, venue: String, _ db: any SQLDatabase) throws {
         switch write {
         case .vote(let v, let next, let history):
             try insert(v, venue: venue, db)
@@ -69,7 +69,7 @@ enum JukeboxRows {
     }
 
     /// Writes a whole jukebox, replacing what was stored (also used to migrate the old JSON state).
-    static func replaceAll(_ r: JukeboxRecord, venue: String, _ db: Database) throws {
+    static func replaceAll(_ r: JukeboxRecord, venue: String, _ db: any SQLDatabase) throws {
         for table in ["venue_playlist_track", "venue_queue", "venue_vote", "venue_play"] {
             try db.cachedStatement(sql: "DELETE FROM \(table) WHERE venue_id = ?").execute(arguments: [venue])
         }
@@ -92,30 +92,30 @@ enum JukeboxRows {
     }
 
     /// Reads a venue's jukebox back; the rate windows come from the last hour of its history rows.
-    static func load(venue: String, now: Double, _ db: Database) throws -> JukeboxRecord {
+    static func load(venue: String, now: Double, _ db: any SQLDatabase) throws -> JukeboxRecord {
         var r = JukeboxRecord()
-        guard let row = try Row.fetchOne(db, sql: "SELECT * FROM venue_jukebox WHERE venue_id = ?", arguments: [venue]) else { return r }
+        guard let row = try SQLRow.fetchOne(db, sql: "SELECT * FROM venue_jukebox WHERE venue_id = ?", arguments: [venue]) else { return r }
         if let text: String = row["settings"], let json = try? JSONParser.parse(Array(text.utf8)) { r.settings = VenueSettings(json: json) }
         if let uri: String = row["playlist_uri"] {
             r.playlist = PlaylistRecord(uri: uri, creator: row["playlist_creator"] ?? "", setAt: row["playlist_set_at"] ?? 0,
                                         nowPlaying: row["now_playing"], nextSeq: row["next_seq"])
         }
-        func track(_ row: Row) -> Track {
+        func track(_ row: SQLRow) -> Track {
             Track(uri: row["uri"], title: row["title"], artist: row["artist"], explicit: row["explicit"],
                   durationMs: row["duration_ms"], coverUrl: row["cover_url"])
         }
-        r.originalTracks = try Row.fetchAll(db, sql: "SELECT * FROM venue_playlist_track WHERE venue_id = ? ORDER BY position",
+        r.originalTracks = try SQLRow.fetchAll(db, sql: "SELECT * FROM venue_playlist_track WHERE venue_id = ? ORDER BY position",
                                             arguments: [venue]).map { TrackRecord(position: $0["position"], track: track($0)) }
-        r.queue = try Row.fetchAll(db, sql: "SELECT * FROM venue_queue WHERE venue_id = ? ORDER BY seq", arguments: [venue]).map {
+        r.queue = try SQLRow.fetchAll(db, sql: "SELECT * FROM venue_queue WHERE venue_id = ? ORDER BY seq", arguments: [venue]).map {
             QueueRecord(track: track($0), seq: $0["seq"], requester: $0["requester"], requestedAt: $0["requested_at"])
         }
-        r.votes = try Row.fetchAll(db, sql: "SELECT uri, user_id, at, seq FROM venue_vote WHERE venue_id = ? ORDER BY seq", arguments: [venue]).map {
+        r.votes = try SQLRow.fetchAll(db, sql: "SELECT uri, user_id, at, seq FROM venue_vote WHERE venue_id = ? ORDER BY seq", arguments: [venue]).map {
             VoteRecord(uri: $0["uri"], user: $0["user_id"], at: $0["at"], seq: $0["seq"])
         }
-        r.plays = try Row.fetchAll(db, sql: "SELECT uri, ended_at FROM venue_play WHERE venue_id = ? ORDER BY ended_at, uri", arguments: [venue]).map {
+        r.plays = try SQLRow.fetchAll(db, sql: "SELECT uri, ended_at FROM venue_play WHERE venue_id = ? ORDER BY ended_at, uri", arguments: [venue]).map {
             PlayRecord(uri: $0["uri"], endedAt: $0["ended_at"])
         }
-        r.actions = try Row.fetchAll(db, sql: """
+        r.actions = try SQLRow.fetchAll(db, sql: """
             SELECT user_id, kind, at FROM track_action WHERE venue_id = ? AND at > ? ORDER BY kind, user_id, at
             """, arguments: [venue, now - Double(Jukebox.rateWindowMs) / 1000]).compactMap { row in
             (row["kind"] as String?).flatMap(ActionKind.init(rawValue:)).map { ActionRecord(user: row["user_id"], kind: $0, at: row["at"]) }
@@ -123,27 +123,27 @@ enum JukeboxRows {
         return r
     }
 
-    private static func ensureRow(venue: String, _ db: Database) throws {
+    private static func ensureRow(venue: String, _ db: any SQLDatabase) throws {
         try db.cachedStatement(sql: "INSERT OR IGNORE INTO venue_jukebox (venue_id, settings, next_seq) VALUES (?, '{}', 1)").execute(arguments: [venue])
     }
 
-    private static func counter(_ next: Int64, venue: String, _ db: Database) throws {
+    private static func counter(_ next: Int64, venue: String, _ db: any SQLDatabase) throws {
         try db.cachedStatement(sql: "UPDATE venue_jukebox SET next_seq = ? WHERE venue_id = ?").execute(arguments: [next, venue])
     }
 
-    private static func insert(_ q: QueueRecord, venue: String, _ db: Database) throws {
+    private static func insert(_ q: QueueRecord, venue: String, _ db: any SQLDatabase) throws {
         try db.cachedStatement(sql: """
             INSERT OR REPLACE INTO venue_queue (venue_id, uri, title, artist, explicit, duration_ms, cover_url, seq, requester, requested_at)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """).execute(arguments: [venue, q.uri, q.title, q.artist, q.explicit, q.durationMs, q.coverUrl, q.seq, q.requester, q.requestedAt])
     }
 
-    private static func insert(_ v: VoteRecord, venue: String, _ db: Database) throws {
+    private static func insert(_ v: VoteRecord, venue: String, _ db: any SQLDatabase) throws {
         try db.cachedStatement(sql: "INSERT OR REPLACE INTO venue_vote (venue_id, uri, user_id, at, seq) VALUES (?, ?, ?, ?, ?)")
             .execute(arguments: [venue, v.uri, v.user, v.at, v.seq])
     }
 
-    private static func insert(_ a: TrackActionRow, venue: String, _ db: Database) throws {
+    private static func insert(_ a: TrackActionRow, venue: String, _ db: any SQLDatabase) throws {
         try db.cachedStatement(sql: "INSERT INTO track_action (user_id, venue_id, kind, uri, title, artist, at) VALUES (?, ?, ?, ?, ?, ?, ?)")
             .execute(arguments: [a.user, venue, a.kind.rawValue, a.track.uri, a.track.title, a.track.artist, a.at])
     }

@@ -1,7 +1,6 @@
 import DomainSeam
 import Foundation
 import HubbubCrypto
-import GRDB
 import Realtime
 import Storage
 import Synchronization
@@ -69,11 +68,11 @@ public final class VenueDirectory: Sendable {
         return found
     }
 
-    private static func venue(_ id: String, _ db: Database) throws -> VenueRecord? {
-        try Row.fetchOne(db, sql: "SELECT * FROM venue WHERE id = ? AND deleted_at IS NULL", arguments: [id]).map(VenueRecord.init(row:))
+    private static func venue(_ id: String, _ db: any SQLDatabase) throws -> VenueRecord? {
+        try SQLRow.fetchOne(db, sql: "SELECT * FROM venue WHERE id = ? AND deleted_at IS NULL", arguments: [id]).map(VenueRecord.init(row:))
     }
 
-    private static func isOwner(_ user: String, of venue: String, _ db: Database) throws -> Bool {
+    private static func isOwner(_ user: String, of venue: String, _ db: any SQLDatabase) throws -> Bool {
         try Bool.fetchOne(db, sql: "SELECT 1 FROM venue_owner WHERE venue_id = ? AND user_id = ?", arguments: [venue, user]) ?? false
     }
 
@@ -82,7 +81,7 @@ public final class VenueDirectory: Sendable {
     }
 
     /// Inside a write: the venue, if it exists and `user` owns it; `not_found` or `forbidden` otherwise.
-    private static func owned(_ id: String, by user: String, to action: String, _ db: Database) throws -> VenueRecord {
+    private static func owned(_ id: String, by user: String, to action: String, _ db: any SQLDatabase) throws -> VenueRecord {
         guard let v = try venue(id, db) else { throw ProtocolError.notFound("no venue \(id)") }
         guard try isOwner(user, of: id, db) else { throw ProtocolError.forbidden("only an owner can \(action)") }
         return v
@@ -136,7 +135,7 @@ public final class VenueDirectory: Sendable {
             .replacingOccurrences(of: "_", with: "\\_") + "%"
         let limit = configuration.maxSearchResults
         return try await read { db in
-            try Row.fetchAll(db, sql: """
+            try SQLRow.fetchAll(db, sql: """
                 SELECT * FROM venue WHERE deleted_at IS NULL AND search_text LIKE ? ESCAPE '\\' ORDER BY name LIMIT ?
                 """, arguments: [pattern, limit]).map(VenueRecord.init(row:))
         }
@@ -148,7 +147,7 @@ public final class VenueDirectory: Sendable {
         let limit = configuration.maxSearchResults * 4
         let lonClause = minLon <= maxLon ? "lon BETWEEN ? AND ?" : "(lon >= ? OR lon <= ?)"
         return try await read { db in
-            try Row.fetchAll(db, sql: """
+            try SQLRow.fetchAll(db, sql: """
                 SELECT * FROM venue WHERE deleted_at IS NULL AND lat BETWEEN ? AND ? AND \(lonClause) LIMIT ?
                 """, arguments: [minLat, maxLat, minLon, maxLon, limit]).map(VenueRecord.init(row:))
         }
@@ -171,7 +170,7 @@ public final class VenueDirectory: Sendable {
     func trackActions(of user: String, _ kind: ActionKind) async throws(ProtocolError) -> [JSON] {
         let kinds = kind == .vote ? "('vote', 'request')" : "('request')"
         return try await read { db in
-            try Row.fetchAll(db, sql: """
+            try SQLRow.fetchAll(db, sql: """
                 SELECT a.venue_id, a.uri, a.title, a.artist, a.at, v.name FROM track_action a JOIN venue v ON v.id = a.venue_id
                 WHERE a.user_id = ? AND a.kind IN \(kinds) ORDER BY a.at DESC, a.id DESC LIMIT 500
                 """, arguments: [user]).map { row -> JSON in
@@ -184,7 +183,7 @@ public final class VenueDirectory: Sendable {
     /// UC13: the venues a user checked in to, newest first.
     func checkins(of user: String) async throws(ProtocolError) -> [JSON] {
         try await read { db in
-            try Row.fetchAll(db, sql: """
+            try SQLRow.fetchAll(db, sql: """
                 SELECT v.id, v.name, v.address, c.at FROM checkin c JOIN venue v ON v.id = c.venue_id
                 WHERE c.user_id = ? AND v.deleted_at IS NULL ORDER BY c.at DESC LIMIT 500
                 """, arguments: [user]).map { row -> JSON in
@@ -271,13 +270,13 @@ public final class VenueDirectory: Sendable {
 
     // MARK: Storage helpers
 
-    func write<T: Sendable>(_ change: @escaping @Sendable (Database) throws -> T) async throws(ProtocolError) -> T {
+    func write<T: Sendable>(_ change: @escaping @Sendable (any SQLDatabase) throws -> T) async throws(ProtocolError) -> T {
         do { return try await store.write(change) } catch let e as ProtocolError { throw e } catch {
             throw ProtocolError(.unavailable, "could not save the change; try again")
         }
     }
 
-    func read<T: Sendable>(_ query: @escaping @Sendable (Database) throws -> T) async throws(ProtocolError) -> T {
+    func read<T: Sendable>(_ query: @escaping @Sendable (any SQLDatabase) throws -> T) async throws(ProtocolError) -> T {
         do { return try await store.read(query) } catch { throw ProtocolError(.unavailable, "could not read venues; try again") }
     }
 }

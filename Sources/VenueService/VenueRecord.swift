@@ -1,5 +1,5 @@
-import GRDB
 import Realtime
+import Storage
 import Venues
 
 /// A venue's profile as stored and as sent to clients.
@@ -20,7 +20,7 @@ public struct VenueRecord: Sendable, Equatable {
          "lat": .double(lat), "lon": .double(lon)]
     }
 
-    init(row: Row) {
+    init(row: SQLRow) {
         id = row["id"]
         ownerID = row["owner_id"]
         name = row["name"]

@@ -1,10 +1,10 @@
 import Foundation
-import GRDB
+import Storage
 import Venues
 
 /// Tables of the venues domain. Venues are soft-deleted (`deleted_at`): their data is kept.
 public enum VenueSchema {
-    public static func register(_ migrator: inout DatabaseMigrator) {
+    public static func register(_ migrator: inout SQLMigrations) {
         migrator.registerMigration("venues.v1") { db in
             try db.execute(sql: """
                 CREATE TABLE venue (
@@ -105,7 +105,7 @@ public enum VenueSchema {
                     SELECT 1 FROM track_action r WHERE r.kind = 'request' AND r.user_id = track_action.user_id
                     AND r.venue_id = track_action.venue_id AND r.uri = track_action.uri AND r.at = track_action.at)
                 """)
-            for row in try Row.fetchAll(db, sql: "SELECT venue_id, state FROM jukebox") {
+            for row in try SQLRow.fetchAll(db, sql: "SELECT venue_id, state FROM jukebox") {
                 let id: String = row["venue_id"]
                 let state: String = row["state"]
                 var record = try JSONDecoder().decode(JukeboxRecord.self, from: Data(state.utf8))

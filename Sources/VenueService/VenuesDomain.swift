@@ -1,9 +1,9 @@
-import Foundation
 import DomainSeam
-import GRDB
+import Foundation
 import Logging
 import Realtime
 import ServiceLifecycle
+import Storage
 import Venues
 
 /// The venues domain (seed 001, the social jukebox) on the seam: `venue:` rooms, the venue ops,
@@ -22,7 +22,7 @@ public struct VenuesDomain: Domain {
 
     public static var settings: [any AnySetting] { [retireAfterSeconds, sweepSeconds, maxSearchResults] }
 
-    public static func migrations(_ migrator: inout DatabaseMigrator) { VenueSchema.register(&migrator) }
+    public static func migrations(_ migrator: inout SQLMigrations) { VenueSchema.register(&migrator) }
 
     public let directory: VenueDirectory
     let capabilities: Capabilities

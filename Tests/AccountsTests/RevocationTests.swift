@@ -8,7 +8,7 @@ import XCTest
 /// serves log-outs for months keeps a token lifetime's worth of them, not all of them.
 final class RevocationTests: XCTestCase {
     private func makeService(_ dir: String) throws -> (AccountService, Store) {
-        var migrator = DatabaseMigrator()
+        var migrator = SQLMigrations()
         AccountSchema.register(&migrator)
         let store = try Store(configuration: .init(directory: dir), migrations: migrator)
         var configuration = AccountService.Configuration()

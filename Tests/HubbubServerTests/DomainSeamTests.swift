@@ -1,9 +1,9 @@
 import DomainSeam
-import GRDB
 import HubbubServer
 import HubbubTestSupport
 import Realtime
 import ServiceLifecycle
+import Storage
 import Synchronization
 import WebSocket
 import XCTest
@@ -15,7 +15,7 @@ struct CounterDomain: Domain {
     static let name = "counters"
     static let step = Setting("counters.step", default: 1, range: 1...100, help: "how much counter.bump adds")
     static var settings: [any AnySetting] { [step] }
-    static func migrations(_ m: inout DatabaseMigrator) {
+    static func migrations(_ m: inout SQLMigrations) {
         m.registerMigration("counters.v1") { db in try db.execute(sql: "CREATE TABLE counter_bump (n INTEGER NOT NULL)") }
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import HubbubTestSupport
+import Storage
 import Realtime
 import TonightService
 import XCTest
@@ -383,10 +384,10 @@ final class TonightUseCaseTests: XCTestCase {
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         do { // a store as tonight.v5 left it
-            let db = try sideDatabase(dir + "/hubbub.sqlite")
-            var migrator = DatabaseMigrator()
-            TonightSchema.register(&migrator)
-            try migrator.migrate(db, upTo: "tonight.v5")
+            var migrations = SQLMigrations()
+            TonightSchema.register(&migrations)
+            let db = try Store(configuration: Store.Configuration(directory: dir), migrations: migrations.upTo("tonight.v5"))
+            defer { db.close() }
             try await db.write { db in
                 try db.execute(sql: """
                     INSERT INTO tonight_category (id, name) VALUES ('1', 'Music');

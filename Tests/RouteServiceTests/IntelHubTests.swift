@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import Realtime
 import RouteService
 import Routes
@@ -14,7 +13,7 @@ final class IntelHubTests: XCTestCase {
     override func tearDown() { try? FileManager.default.removeItem(atPath: directory) }
 
     private func store() throws -> Store {
-        var migrator = DatabaseMigrator()
+        var migrator = SQLMigrations()
         RouteSchema.register(&migrator)
         return try Store(configuration: Store.Configuration(directory: directory), migrations: migrator)
     }

@@ -1,11 +1,10 @@
 import Foundation
-import GRDB
 import Storage
 import XCTest
 
 final class StoreTests: XCTestCase {
     private func makeStore(_ dir: String, maxPendingWrites: Int = 100_000) throws -> Store {
-        var migrations = DatabaseMigrator()
+        var migrations = SQLMigrations()
         migrations.registerMigration("items") { db in
             try db.execute(sql: "CREATE TABLE item (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE)")
         }
@@ -39,7 +38,7 @@ final class StoreTests: XCTestCase {
     func testAFailingChangeRollsBackAloneAndReportsItsError() async throws {
         let store = try makeStore(tempDir())
         defer { store.close() }
-        let changes: [@Sendable (Database) throws -> Void] = [
+        let changes: [@Sendable (any SQLDatabase) throws -> Void] = [
             { db in try db.execute(sql: "INSERT INTO item (name) VALUES ('same')") },
             { db in
                 try db.execute(sql: "INSERT INTO item (name) VALUES ('other')")
@@ -67,7 +66,7 @@ final class StoreTests: XCTestCase {
         defer { store.close() }
         let started = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
         let done = DispatchGroup()
-        func submit(_ name: String, _ change: @escaping @Sendable (Database) throws -> Void) {
+        func submit(_ name: String, _ change: @escaping @Sendable (any SQLDatabase) throws -> Void) {
             done.enter()
             store.submit(change) { _ in done.leave() }
         }

@@ -30,7 +30,7 @@ final class TransitHarness: @unchecked Sendable {
 
     init(directory: String = NSTemporaryDirectory() + "hubbub-transit-\(UUID().uuidString)", settings: [String: SettingValueBox] = [:]) throws {
         self.directory = directory
-        var migrator = DatabaseMigrator()
+        var migrator = SQLMigrations()
         RoutesDomain.migrations(&migrator)
         TransitDomain.migrations(&migrator)
         store = try Store(configuration: Store.Configuration(directory: directory), migrations: migrator)

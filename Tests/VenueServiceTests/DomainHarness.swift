@@ -21,7 +21,7 @@ final class DomainHarness: @unchecked Sendable {
 
     init(maxPendingWrites: Int = Store.Configuration(directory: "").maxPendingWrites) throws {
         let dir = NSTemporaryDirectory() + "hubbub-domain-\(UUID().uuidString)"
-        var migrator = DatabaseMigrator()
+        var migrator = SQLMigrations()
         VenuesDomain.migrations(&migrator)
         var storage = Store.Configuration(directory: dir)
         storage.maxPendingWrites = maxPendingWrites

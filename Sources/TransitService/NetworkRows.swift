@@ -59,9 +59,6 @@ enum NetworkRows {
         }
     }
 
-    /// The tables a version has rows in.
-    static let tables = ["transit_agency", "transit_stop", "transit_route", "transit_trip"]
-
     /// Writes `network` as `version` of feed `name`, `batch` rows per transaction; not in force yet.
     static func write(_ name: String, version: Int64, _ network: TransitNetwork, batch: Int, to store: Store) async throws {
         var rows: [(String, SQLArguments)] = []
@@ -91,26 +88,39 @@ enum NetworkRows {
         try db.execute(sql: "INSERT OR REPLACE INTO transit_feed (name, version, loaded_at) VALUES (?, ?, ?)", arguments: [name, version, now])
     }
 
+    /// The tables a version has rows in, with the column that tells a version's rows apart.
+    static let tables = [("transit_agency", "n"), ("transit_stop", "id"), ("transit_route", "id"), ("transit_trip", "id")]
+
     /// Deletes rows of versions that are neither in force nor being written (`writing`, asked inside
-    /// each transaction, so a version an upload starts meanwhile is never taken): what an upload
-    /// cut short by a crash or a failed write left. `batch` rows per transaction.
+    /// each transaction, so a version an upload starts meanwhile is never taken): a replaced
+    /// version, or what an upload cut short by a crash left. `batch` rows per transaction, found by
+    /// key (the same SQL in every engine).
     static func dropOrphans(writing: @escaping @Sendable () -> Set<Int64>, batch: Int, in store: Store) async throws -> Int {
         var dropped = 0
-        for table in tables {
-            while true {
-                let n = try await store.write { db in
-                    let kept = Array(writing())
-                    let marks = kept.isEmpty ? "" : "AND t.version NOT IN (\(sqlPlaceholders(count: kept.count)))"
-                    try db.execute(sql: """
-                        DELETE FROM \(table) WHERE rowid IN (
-                            SELECT t.rowid FROM \(table) t
-                            WHERE NOT EXISTS (SELECT 1 FROM transit_feed f WHERE f.name = t.feed AND f.version = t.version) \(marks)
-                            LIMIT ?)
-                        """, arguments: SQLArguments(kept + [Int64(batch)]))
-                    return db.changesCount
+        for (table, key) in tables {
+            let versions = try await store.read { db in
+                try SQLRow.fetchAll(db, sql: """
+                    SELECT DISTINCT t.feed, t.version FROM \(table) t
+                    WHERE NOT EXISTS (SELECT 1 FROM transit_feed f WHERE f.name = t.feed AND f.version = t.version)
+                    """).map { ($0["feed"] as String, $0["version"] as Int64) }
+            }
+            for (feed, version) in versions {
+                while true {
+                    let n = try await store.write { db in
+                        // Put in force meanwhile, or being written: not an orphan.
+                        if writing().contains(version) { return 0 }
+                        if try Int.fetchOne(db, sql: "SELECT 1 FROM transit_feed WHERE name = ? AND version = ?", arguments: [feed, version]) != nil {
+                            return 0
+                        }
+                        try db.execute(sql: """
+                            DELETE FROM \(table) WHERE feed = ? AND version = ? AND \(key) IN (
+                                SELECT \(key) FROM \(table) WHERE feed = ? AND version = ? LIMIT ?)
+                            """, arguments: [feed, version, feed, version, batch])
+                        return db.changesCount
+                    }
+                    dropped += n
+                    if n < batch { break }
                 }
-                dropped += n
-                if n < batch { break }
             }
         }
         return dropped

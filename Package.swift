@@ -12,6 +12,7 @@ import PackageDescription
 // - swift-protobuf: decodes GTFS-Realtime (the operators' protobuf alerts); its code is generated
 //   once and committed (scripts/generate-protobuf.sh), so CI builds only the runtime library.
 // - ZIPFoundation: reads GTFS feeds (zips), one entry at a time, streamed into the CSV reader.
+// - postgres-nio: the store on PostgreSQL (`database.url`), for several nodes sharing one database.
 // - async-http-client: polls operators' GTFS-Realtime URLs (conditional GETs, timeouts, redirects,
 //   TLS); it brings swift-nio, which the PostgreSQL driver needs too.
 // A feed's parse calls back into these targets' classes a million times; checking exclusive access
@@ -41,6 +42,7 @@ let package = Package(
         .package(url: "https://github.com/weichsel/ZIPFoundation", from: "0.9.20"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // C shims: nothing but these targets sees C headers.
@@ -83,6 +85,8 @@ let package = Package(
             .product(name: "GRDB", package: "GRDB.swift"),
             // SQLite's C API, for binding a feed's rows without GRDB's per-value boxing (an ingest's hot loop).
             .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            .product(name: "PostgresNIO", package: "postgres-nio"),
+            .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
         ]),
 

@@ -3,7 +3,8 @@
 #   1. installs what the build and tests need (Debian packages, a Python venv),
 #   2. one release build of everything (server, load generator, test targets),
 #   3. swift test (codec unit tests, transport and server integration tests),
-#   4. interop with Python's websockets library (ws/wss, with and without compression),
+#   4. the server's use-case tests again on PostgreSQL (a fresh cluster, scripts/test-postgres.sh),
+#      interop with Python's websockets library (ws/wss, with and without compression),
 #      kill -9 during a vote storm, during a burst of intel posts, likes, comments and links
 #      (nothing acknowledged lost, nothing counted twice) and during an event-feed ingest (the
 #      store consistent, users' tonight state kept), GTFS and GTFS-Realtime ingest end to end
@@ -44,6 +45,9 @@ log "crash: kill -9 during an event-feed ingest"
 log "transit: GTFS and GTFS-Realtime ingest, poller"
 ensure_venv websockets gtfs-realtime-bindings
 "$VENV_PY" scripts/test-transit.py "$HUBBUB_BIN"
+
+log "PostgreSQL: the use-case tests on a fresh cluster"
+scripts/test-postgres.sh
 
 log "load harness: smoke scenario and comparison mode"
 scripts/test-load.sh

@@ -1,3 +1,4 @@
+import Foundation
 import Configuration
 import DomainSeam
 import Logging
@@ -32,6 +33,7 @@ public struct HubbubConfiguration: Sendable, Equatable {
     public var sessions = Sessions()
     public var rooms = Rooms()
     public var storage = Storage()
+    public var database = DatabaseChoice()
     public var api = API()
     public var web = Web()
     /// The domains' own settings (`venues.retireAfterSeconds`, `auth.kdfIterations`...), by key;
@@ -80,6 +82,21 @@ public struct HubbubConfiguration: Sendable, Equatable {
         /// Serve the files of this directory instead of those built in, read again at each request
         /// (while working on the pages: no rebuild, no restart). Empty: the built-in files.
         public var root = ""
+    }
+
+    /// Where the durable store lives.
+    public struct DatabaseChoice: Sendable, Equatable {
+        /// `postgres://user:password@host:port/database[?sslmode=require]`: PostgreSQL, which several
+        /// nodes may share. Empty (the default): SQLite in `dataDir`. Also `--database <url>`.
+        public var url = ""
+
+        /// The URL without its password, for the log.
+        public var redacted: String {
+            guard !url.isEmpty else { return "sqlite" }
+            guard var c = URLComponents(string: url) else { return "postgres (unparsable url)" }
+            if c.password != nil { c.password = "redacted" }
+            return c.string ?? "postgres"
+        }
     }
 
     public struct Storage: Sendable, Equatable {
@@ -216,7 +233,7 @@ extension HubbubConfiguration {
     /// only whether they are set.
     public func summary(domains: [any Domain.Type] = HubbubServer.standardDomains) -> Logger.Metadata {
         var out: Logger.Metadata = [
-            "host": "\(host)", "port": "\(port)", "tls.port": "\(tls.port)", "dataDir": "\(dataDir)",
+            "host": "\(host)", "port": "\(port)", "tls.port": "\(tls.port)", "dataDir": "\(dataDir)", "database": "\(database.redacted)",
             "eventLoops": "\(eventLoops)", "api.key": .string(api.key.isEmpty ? "not set" : "set (redacted)"),
         ]
         for setting in domains.flatMap({ $0.settings }) {
@@ -236,6 +253,8 @@ extension HubbubConfiguration {
               --port N          plain ws:// and http:// port (default 8080; 0 picks a free one)
               --tls-port N      wss:// port (default off); needs --tls-cert and --tls-key (PEM files)
               --data-dir DIR    where durable data lives (default ./data)
+              --database URL    PostgreSQL instead of SQLite: postgres://user:password@host:port/database
+                                (several nodes may share it; prefer HUBBUB_DATABASE_URL for the password)
               --config FILE     JSON settings (config/hubbub.json lists every key with its default)
               --api-key KEY     operator key for GET /metrics and POST /api/... (secret; prefer HUBBUB_API_KEY)
               --bench           also serve /broadcast for benchmarks
@@ -282,6 +301,8 @@ extension HubbubConfiguration {
         try v.string("tls.cert", &tls.cert)
         try v.string("tls.key", &tls.key)
         try v.string("dataDir", &dataDir)
+        try v.string("database.url", &database.url)
+        try v.string("database", &database.url) // --database <url>
         try v.int("eventLoops", &eventLoops, 0...256)
         try v.int("spinMicros", &spinMicros, 0...1_000_000)
         try v.bool("bench", &bench)

@@ -47,6 +47,7 @@ public final class HubbubServer: Sendable {
         storage.maxReaders = configuration.storage.maxReaders
         storage.cacheKiB = configuration.storage.cacheKiB
         storage.writerCacheKiB = configuration.storage.writerCacheKiB
+        storage.postgresURL = configuration.database.url
         let store = try Store(configuration: storage, migrations: migrator, logger: logger)
 
         let sink = LoopSink()

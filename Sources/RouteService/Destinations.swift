@@ -18,7 +18,7 @@ enum Destinations {
         let id = id(of: to)
         try db.execute(sql: """
             INSERT INTO destination (user, id, to_lat, to_lon, label, filter, last_used) VALUES (?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT (user, id) DO UPDATE SET label = COALESCE(excluded.label, label), filter = excluded.filter,
+            ON CONFLICT (user, id) DO UPDATE SET label = COALESCE(excluded.label, destination.label), filter = excluded.filter,
                 last_used = excluded.last_used, to_lat = excluded.to_lat, to_lon = excluded.to_lon
             """, arguments: [user, id, to.lat, to.lon, label, filter.json.encoded, now])
         return id

@@ -102,7 +102,7 @@ enum IntelRows {
     }
 
     static func addKarma(_ user: String, _ points: Int, _ db: any SQLDatabase) throws {
-        try db.execute(sql: "INSERT INTO karma (user, points) VALUES (?, ?) ON CONFLICT (user) DO UPDATE SET points = points + excluded.points",
+        try db.execute(sql: "INSERT INTO karma (user, points) VALUES (?, ?) ON CONFLICT (user) DO UPDATE SET points = karma.points + excluded.points",
                        arguments: [user, points])
     }
 

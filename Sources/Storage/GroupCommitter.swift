@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import Logging
 
 /// One writer thread that commits queued changes in batches: whatever arrived while the last
@@ -8,12 +7,15 @@ import Logging
 final class GroupCommitter: @unchecked Sendable {
     /// A change: runs inside the batch transaction and returns what to do once it is durable.
     typealias Job = (any SQLDatabase) -> (() -> Void)
+    /// Runs one transaction: opens it, hands `body` the connection, commits; throws (having rolled
+    /// back) when it could not commit.
+    typealias Transaction = ((any SQLDatabase) throws -> Void) throws -> Void
     private struct Pending {
         var job: Job
         var failed: (Error) -> Void
     }
 
-    private let pool: DatabasePool
+    private let transaction: Transaction
     private let maxBatch: Int
     private let maxPending: Int
     private let logger: Logger
@@ -24,8 +26,8 @@ final class GroupCommitter: @unchecked Sendable {
     private var transactions = 0
     private var changes = 0
 
-    init(pool: DatabasePool, maxBatch: Int, maxPending: Int = .max, logger: Logger) {
-        self.pool = pool
+    init(transaction: @escaping Transaction, maxBatch: Int, maxPending: Int = .max, logger: Logger) {
+        self.transaction = transaction
         self.maxBatch = max(1, maxBatch)
         self.maxPending = max(1, maxPending)
         self.logger = logger
@@ -99,9 +101,8 @@ final class GroupCommitter: @unchecked Sendable {
         var completions: [() -> Void] = []
         completions.reserveCapacity(batch.count)
         do {
-            try pool.write { db in
-                let connection = SQLiteDatabase(db)
-                for p in batch { completions.append(p.job(connection)) }
+            try transaction { db in
+                for p in batch { completions.append(p.job(db)) }
             }
         } catch {
             // The transaction itself failed (disk full, I/O error): nothing in it is durable.
@@ -117,7 +118,7 @@ final class GroupCommitter: @unchecked Sendable {
     }
 }
 
-/// Store failures of its own (SQLite errors pass through as GRDB's `DatabaseError`).
+/// Store failures of its own (the engine's errors pass through: GRDB's `DatabaseError`, PostgreSQL's).
 public enum StoreError: Error, Equatable, CustomStringConvertible {
     /// The store was closed (shutting down): nothing more is written.
     case closed

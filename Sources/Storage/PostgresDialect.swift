@@ -22,6 +22,11 @@ public enum PostgresDialect {
     /// `sql` (one or more statements) in PostgreSQL's dialect; `primaryKey(table)` gives a table's
     /// primary key columns, for `INSERT OR REPLACE`.
     public static func translate(_ sql: String, primaryKey: (String) -> [String]?) throws(Untranslatable) -> String {
+        try statements(sql, primaryKey: primaryKey).joined(separator: ";\n")
+    }
+
+    /// The same, statement by statement (PostgreSQL runs one prepared statement at a time).
+    public static func statements(_ sql: String, primaryKey: (String) -> [String]?) throws(Untranslatable) -> [String] {
         var out: [String] = []
         var placeholder = 0
         for statement in split(tokenize(sql)) {
@@ -86,7 +91,7 @@ public enum PostgresDialect {
             }
             out.append(text.trimmingCharacters(in: .whitespacesAndNewlines) + suffix)
         }
-        return out.joined(separator: ";\n")
+        return out
     }
 
     /// PostgreSQL's reserved words that domains use as column names.

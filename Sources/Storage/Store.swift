@@ -27,19 +27,54 @@ public final class Store: Sendable {
         public var cacheKiB: Int = 2048
         /// The writer connection's page cache, in KiB (bulk writes touch many pages).
         public var writerCacheKiB: Int = 32_768
+        /// PostgreSQL instead of SQLite: `postgres://user:password@host:port/database` (`database.url`);
+        /// nil or empty: SQLite in `directory`.
+        public var postgresURL: String?
 
         public init(directory: String) { self.directory = directory }
     }
 
-    let pool: DatabasePool
+    /// The engine behind the store.
+    private enum Engine: Sendable {
+        /// SQLite in the data directory (the default: one node, no external service).
+        case sqlite(DatabasePool)
+        /// PostgreSQL at `Configuration.postgresURL` (several nodes share it).
+        case postgres(PostgresEngine)
+    }
+
+    private let engine: Engine
     private let committer: GroupCommitter
     private let readQueue: DispatchQueue
     private let readSlots: DispatchSemaphore
+
+    /// Which SQL the store speaks.
+    public var dialect: SQLDialect {
+        if case .postgres = engine { return .postgres }
+        return .sqlite
+    }
 
     /// Opens (creating if needed) the database and brings its schema up to date.
     public init(configuration: Configuration, migrations: SQLMigrations, logger: Logger = Logger(label: "hubbub.store")) throws {
         try FileManager.default.createDirectory(atPath: configuration.directory, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
+        let transaction: GroupCommitter.Transaction
+        if let url = configuration.postgresURL, !url.isEmpty {
+            let postgres = try PostgresEngine(url: url, maxReaders: configuration.maxReaders, logger: logger)
+            try postgres.migrate(migrations)
+            engine = .postgres(postgres)
+            transaction = { body in try postgres.transaction(body) }
+        } else {
+            let pool = try Self.openSQLite(configuration, migrations: migrations)
+            engine = .sqlite(pool)
+            transaction = { body in try pool.write { db in try body(SQLiteDatabase(db)) } }
+        }
+        committer = GroupCommitter(transaction: transaction, maxBatch: configuration.maxBatch, maxPending: configuration.maxPendingWrites,
+                                   logger: logger)
+        readQueue = DispatchQueue(label: "hubbub.store.read", attributes: .concurrent)
+        readSlots = DispatchSemaphore(value: configuration.maxReaders)
+    }
+
+    private static func openSQLite(_ configuration: Configuration, migrations: SQLMigrations) throws -> DatabasePool {
         var config = GRDB.Configuration()
         config.maximumReaderCount = configuration.maxReaders
         config.prepareDatabase { db in
@@ -51,15 +86,13 @@ public final class Store: Sendable {
         }
         let path = (configuration.directory as NSString).appendingPathComponent("hubbub.sqlite")
         try Store.restrictToOwner(path)
-        pool = try DatabasePool(path: path, configuration: config)
+        let pool = try DatabasePool(path: path, configuration: config)
         // GRDB's migrator keeps which steps ran (its `grdb_migrations` table, as before this layer).
         var migrator = DatabaseMigrator()
         for step in migrations.steps { migrator.registerMigration(step.id) { db in try step.apply(SQLiteDatabase(db)) } }
         try migrator.migrate(pool)
         try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA cache_size = -\(max(64, configuration.writerCacheKiB))") }
-        committer = GroupCommitter(pool: pool, maxBatch: configuration.maxBatch, maxPending: configuration.maxPendingWrites, logger: logger)
-        readQueue = DispatchQueue(label: "hubbub.store.read", attributes: .concurrent)
-        readSlots = DispatchSemaphore(value: configuration.maxReaders)
+        return pool
     }
 
     /// Accounts, password hashes and everyone's history are in the database: only the server's
@@ -123,19 +156,27 @@ public final class Store: Sendable {
     /// Runs a read-only query off the cooperative pool.
     public func read<T: Sendable>(_ query: @escaping @Sendable (any SQLDatabase) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            readQueue.async { [pool, readSlots] in
+            readQueue.async { [self] in
                 readSlots.wait()
                 defer { readSlots.signal() }
-                do { continuation.resume(returning: try pool.read { try query(SQLiteDatabase($0)) }) } catch { continuation.resume(throwing: error) }
+                do { continuation.resume(returning: try self.readNow(query)) } catch { continuation.resume(throwing: error) }
             }
         }
     }
 
     /// Synchronous read, for start-up (loading state before serving).
-    public func readNow<T>(_ query: (any SQLDatabase) throws -> T) throws -> T { try pool.read { try query(SQLiteDatabase($0)) } }
+    public func readNow<T>(_ query: (any SQLDatabase) throws -> T) throws -> T {
+        switch engine {
+        case .sqlite(let pool): try pool.read { try query(SQLiteDatabase($0)) }
+        case .postgres(let postgres): try postgres.read(query)
+        }
+    }
 
     /// Commits pending changes and stops the writer (idempotent).
-    public func close() { committer.stop() }
+    public func close() {
+        committer.stop()
+        if case .postgres(let postgres) = engine { postgres.close() }
+    }
 
     deinit { committer.stop() }
 

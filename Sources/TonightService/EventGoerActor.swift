@@ -53,7 +53,12 @@ actor EventGoerActor: RoomHost {
 
     private func loadedRoom() async throws -> Room {
         if let room { return room }
-        if let loading { return try await loading.value }
+        if let loading {
+            // A load already under way: whoever resumes first keeps its room (callers use `room`).
+            let loaded = try await loading.value
+            if room == nil { room = loaded }
+            return room!
+        }
         let store = self.store, user = self.user, name = roomName, limits = goers.configuration.history, now = goers.clock.now
         let task = Task<Room, Error> {
             var stored = try await store.read { db in try GoerRows.room(user, db) }

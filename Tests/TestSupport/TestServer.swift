@@ -41,6 +41,11 @@ public final class TestServer: @unchecked Sendable {
             config.tls.cert = cert.cert
             config.tls.key = cert.key
         }
+        if let cluster = ProcessInfo.processInfo.environment["HUBBUB_TEST_POSTGRES"], !cluster.isEmpty {
+            // The suite against PostgreSQL: a database per data directory (a restart on the same
+            // directory finds its data again).
+            config.database.url = try TestPostgres.database(for: config.dataDir, in: cluster)
+        }
         configure(&config)
         // tls.port 0 means "off" in configuration; tests want TLS on a free port.
         server = try HubbubServer(configuration: config, logger: logger, domains: domains, tlsOnFreePort: tls, clock: clock)

@@ -1,0 +1,124 @@
+import Foundation
+import Logging
+import NIOCore
+import PostgresNIO
+import Synchronization
+
+/// The store on PostgreSQL (`database.url`): one connection for the writer thread's group
+/// transactions, a few for reads, each used by one store thread at a time and waited on there.
+/// A connection that fails is replaced at its next use (the transaction it was in failed, and its
+/// changes were never acknowledged).
+final class PostgresEngine: Sendable {
+    private let configuration: PostgresConnection.Configuration
+    private let logger: Logger
+    let keys = PrimaryKeys()
+    private let writer = Mutex<PostgresConnection?>(nil)
+    private let idleReaders = Mutex<[PostgresConnection]>([])
+    private let readSlots: DispatchSemaphore
+    private let ids = Atomic<Int>(1)
+
+    init(url: String, maxReaders: Int, logger: Logger) throws {
+        configuration = try Self.configuration(url)
+        self.logger = logger
+        readSlots = DispatchSemaphore(value: max(1, maxReaders))
+    }
+
+    /// `postgres://user:password@host:port/database[?sslmode=disable|require]`.
+    static func configuration(_ url: String) throws -> PostgresConnection.Configuration {
+        guard let c = URLComponents(string: url), ["postgres", "postgresql"].contains(c.scheme ?? ""), let host = c.host, !host.isEmpty else {
+            throw PostgresStoreError.url("expected postgres://user:password@host:port/database, got \(url.split(separator: "@").last ?? "")")
+        }
+        let database = c.path.hasPrefix("/") ? String(c.path.dropFirst()) : c.path
+        let sslmode = c.queryItems?.first { $0.name == "sslmode" }?.value ?? "disable"
+        let tls: PostgresConnection.Configuration.TLS
+        switch sslmode {
+        case "disable": tls = .disable
+        case "require": tls = .require(try .init(configuration: .makeClientConfiguration()))
+        default: throw PostgresStoreError.url("sslmode must be disable or require")
+        }
+        return .init(host: host, port: c.port ?? 5432, username: c.user ?? "postgres", password: c.password,
+                     database: database.isEmpty ? nil : database, tls: tls)
+    }
+
+    /// A new connection, waited for on this thread.
+    private func connect() throws -> PostgresConnection {
+        let result = Mutex<Result<PostgresConnection, any Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let configuration = self.configuration, logger = self.logger, id = ids.add(1, ordering: .relaxed).oldValue
+        Task {
+            do {
+                let connection = try await PostgresConnection.connect(configuration: configuration, id: id, logger: logger)
+                result.withLock { $0 = .success(connection) }
+            } catch {
+                result.withLock { $0 = .failure(error) }
+            }
+            done.signal()
+        }
+        done.wait()
+        do {
+            return try result.withLock { $0! }.get()
+        } catch {
+            throw PostgresStoreError.connect(String(reflecting: error))
+        }
+    }
+
+    /// One transaction on the writer connection (the writer thread's alone): `body`, then commit;
+    /// on any error a rollback, and the connection is dropped if it is broken.
+    func transaction(_ body: (any SQLDatabase) throws -> Void) throws {
+        let connection = try writer.withLock { current in
+            if let c = current, !c.isClosed { return c }
+            current = try connect()
+            return current!
+        }
+        let db = PostgresSQLDatabase(connection, keys: keys, logger: logger)
+        do {
+            try db.run("BEGIN", [], translate: false)
+            try body(db)
+            try db.run("COMMIT", [], translate: false)
+        } catch {
+            _ = try? db.run("ROLLBACK", [], translate: false)
+            if connection.isClosed { writer.withLock { $0 = nil } }
+            throw error
+        }
+    }
+
+    /// A read in a snapshot (repeatable read, read only) on a reader connection; blocks this thread.
+    func read<T>(_ query: (any SQLDatabase) throws -> T) throws -> T {
+        readSlots.wait()
+        defer { readSlots.signal() }
+        let connection = try idleReaders.withLock { $0.popLast() } ?? connect()
+        let db = PostgresSQLDatabase(connection, keys: keys, logger: logger)
+        do {
+            try db.run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", [], translate: false)
+            let value = try query(db)
+            try db.run("COMMIT", [], translate: false)
+            idleReaders.withLock { $0.append(connection) }
+            return value
+        } catch {
+            _ = try? db.run("ROLLBACK", [], translate: false)
+            if !connection.isClosed { idleReaders.withLock { $0.append(connection) } }
+            throw error
+        }
+    }
+
+    /// Brings the schema up to date: each step not yet applied, in order, in its own transaction,
+    /// under an advisory lock (nodes starting together take turns; the second finds it done).
+    func migrate(_ migrations: SQLMigrations) throws {
+        try transaction { db in
+            try db.execute(sql: "SELECT pg_advisory_xact_lock(7324101)")
+            try db.execute(sql: "CREATE TABLE IF NOT EXISTS hubbub_migration (id TEXT PRIMARY KEY, applied_at DOUBLE PRECISION NOT NULL)")
+            let done = Set(try String.fetchAll(db, sql: "SELECT id FROM hubbub_migration"))
+            for step in migrations.steps where !done.contains(step.id) {
+                try step.apply(db)
+                try db.execute(sql: "INSERT INTO hubbub_migration (id, applied_at) VALUES (?, ?)", arguments: [step.id, Date().timeIntervalSince1970])
+                logger.info("store: migrated", metadata: ["step": "\(step.id)"])
+            }
+        }
+    }
+
+    func close() {
+        let connections = writer.withLock { c -> [PostgresConnection] in defer { c = nil }; return c.map { [$0] } ?? [] }
+            + idleReaders.withLock { r -> [PostgresConnection] in defer { r = [] }; return r }
+        for c in connections { try? c.close().wait() }
+    }
+}

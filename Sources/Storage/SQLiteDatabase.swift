@@ -5,6 +5,8 @@ import GRDBSQLite
 /// `SQLDatabase` over a GRDB connection (SQLite), for the length of one transaction or read.
 final class SQLiteDatabase: SQLDatabase {
     private let db: Database
+    /// Statements handed out in this transaction, by SQL (an ingest runs the same few per row).
+    private var statements: [String: SQLiteStatement] = [:]
 
     init(_ db: Database) { self.db = db }
 
@@ -37,7 +39,10 @@ final class SQLiteDatabase: SQLDatabase {
     }
 
     func cachedStatement(sql: String) throws -> any SQLStatement {
-        SQLiteStatement(try db.cachedStatement(sql: sql), connection: db.sqliteConnection, sql: sql)
+        if let known = statements[sql] { return known }
+        let made = SQLiteStatement(try db.cachedStatement(sql: sql), connection: db.sqliteConnection, sql: sql)
+        statements[sql] = made
+        return made
     }
 
     var changesCount: Int { db.changesCount }

@@ -30,6 +30,8 @@ final class PostgresSQLDatabase: SQLDatabase {
         try run(sql, arguments)
     }
 
+    func fetchOne(sql: String, arguments: SQLArguments) throws -> SQLRow? { try run(sql, arguments).first }
+
     func forEachRow(sql: String, arguments: SQLArguments, _ body: (SQLRow) throws -> Void) throws {
         for row in try run(sql, arguments) { try body(row) }
     }

@@ -14,13 +14,12 @@ final class PostgresEngine: Sendable {
     let keys = PrimaryKeys()
     private let writer = Mutex<PostgresConnection?>(nil)
     private let idleReaders = Mutex<[PostgresConnection]>([])
-    private let readSlots: DispatchSemaphore
     private let ids = Atomic<Int>(1)
 
-    init(url: String, maxReaders: Int, logger: Logger) throws {
+    /// (Reads at once are bounded by the store, `Configuration.maxReaders`: so are idle readers.)
+    init(url: String, logger: Logger) throws {
         configuration = try Self.configuration(url)
         self.logger = logger
-        readSlots = DispatchSemaphore(value: max(1, maxReaders))
     }
 
     /// `postgres://user:password@host:port/database[?sslmode=disable|require]`.
@@ -82,10 +81,9 @@ final class PostgresEngine: Sendable {
         }
     }
 
-    /// A read in a snapshot (repeatable read, read only) on a reader connection; blocks this thread.
+    /// A read in a snapshot (repeatable read, read only) on an idle reader connection, or a new one;
+    /// blocks this thread.
     func read<T>(_ query: (any SQLDatabase) throws -> T) throws -> T {
-        readSlots.wait()
-        defer { readSlots.signal() }
         let connection = try idleReaders.withLock { $0.popLast() } ?? connect()
         let db = PostgresSQLDatabase(connection, keys: keys, logger: logger)
         do {

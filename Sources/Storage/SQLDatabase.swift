@@ -14,6 +14,8 @@ public protocol SQLDatabase: AnyObject {
     func execute(sql: String, arguments: SQLArguments) throws
     /// Every row a query returns.
     func fetchAll(sql: String, arguments: SQLArguments) throws -> [SQLRow]
+    /// The first row a query returns, if any (the rest are not read).
+    func fetchOne(sql: String, arguments: SQLArguments) throws -> SQLRow?
     /// Each row a query returns, one at a time (a large read without holding every row).
     func forEachRow(sql: String, arguments: SQLArguments, _ body: (SQLRow) throws -> Void) throws
     /// A statement prepared once per connection and run many times.
@@ -95,9 +97,7 @@ public struct SQLRow: Sendable {
 
     /// The first row of a query, if any.
     public static func fetchOne(_ db: any SQLDatabase, sql: String, arguments: SQLArguments = []) throws -> SQLRow? {
-        var first: SQLRow?
-        try db.forEachRow(sql: sql, arguments: arguments) { row in if first == nil { first = row } }
-        return first
+        try db.fetchOne(sql: sql, arguments: arguments)
     }
 }
 

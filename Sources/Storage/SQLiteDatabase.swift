@@ -27,6 +27,17 @@ final class SQLiteDatabase: SQLDatabase {
     }
 
     func forEachRow(sql: String, arguments: SQLArguments, _ body: (SQLRow) throws -> Void) throws {
+        try rows(sql, arguments) { row in try body(row); return true }
+    }
+
+    func fetchOne(sql: String, arguments: SQLArguments) throws -> SQLRow? {
+        var first: SQLRow?
+        try rows(sql, arguments) { row in first = row; return false }
+        return first
+    }
+
+    /// The query's rows, converted, while `take` says to go on.
+    private func rows(_ sql: String, _ arguments: SQLArguments, _ take: (SQLRow) throws -> Bool) throws {
         let statement = try db.cachedStatement(sql: sql)
         let columns = SQLColumns(statement.columnNames)
         let cursor = try Row.fetchCursor(statement, arguments: Self.arguments(arguments))
@@ -34,7 +45,7 @@ final class SQLiteDatabase: SQLDatabase {
             var values: [SQLValue] = []
             values.reserveCapacity(columns.names.count)
             for value in row.databaseValues { values.append(Self.value(value)) }
-            try body(SQLRow(columns: columns, values: values))
+            guard try take(SQLRow(columns: columns, values: values)) else { return }
         }
     }
 

@@ -59,7 +59,7 @@ public final class Store: Sendable {
                                                 attributes: [.posixPermissions: 0o700])
         let transaction: GroupCommitter.Transaction
         if let url = configuration.postgresURL, !url.isEmpty {
-            let postgres = try PostgresEngine(url: url, maxReaders: configuration.maxReaders, logger: logger)
+            let postgres = try PostgresEngine(url: url, logger: logger)
             try postgres.migrate(migrations)
             engine = .postgres(postgres)
             transaction = { body in try postgres.transaction(body) }

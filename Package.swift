@@ -93,9 +93,17 @@ let package = Package(
         // Rooms with sequence numbers, epochs and recovery history; the JSON envelope of protocol.md.
         .target(name: "Realtime", dependencies: ["WebSocket"]),
 
+        // Rooms made durable: each push written in the transaction of the change it reports (the
+        // room log, on either engine), and delivered to this node's subscribers in seq order from
+        // the commit, other nodes' notifications or catch-up reads.
+        .target(name: "RoomLog", dependencies: [
+            "Realtime", "Storage", "WebSocket", "HubbubCrypto",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+
         // The seam every domain plugs into: ops, room directories, settings, migrations, services.
         .target(name: "DomainSeam", dependencies: [
-            "Realtime", "Storage", "WebSocket",
+            "Realtime", "Storage", "WebSocket", "RoomLog",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
@@ -111,7 +119,7 @@ let package = Package(
         .target(name: "Routes", dependencies: ["HubbubCrypto"]),
         // Venues live: one actor per venue, its room, its durable state.
         .target(name: "VenueService", dependencies: [
-            "Venues", "Realtime", "Storage", "WebSocket", "DomainSeam", "HubbubCrypto",
+            "Venues", "Realtime", "Storage", "WebSocket", "DomainSeam", "HubbubCrypto", "RoomLog",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
@@ -148,7 +156,7 @@ let package = Package(
 
         // Wiring: configuration, endpoints, metrics exposition.
         .target(name: "HubbubServer", dependencies: [
-            "Transport", "WebSocket", "Realtime", "Storage", "Accounts", "HubbubCrypto", "VenueService", "RouteService", "TransitService", "TonightService", "DomainSeam", "WebClient",
+            "Transport", "WebSocket", "Realtime", "Storage", "RoomLog", "Accounts", "HubbubCrypto", "VenueService", "RouteService", "TransitService", "TonightService", "DomainSeam", "WebClient",
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             .product(name: "Logging", package: "swift-log"),
@@ -198,7 +206,7 @@ let package = Package(
         .testTarget(name: "RoutesTests", dependencies: ["Routes", "SeededRandom"]),
         .testTarget(name: "RouteServiceTests", dependencies: ["RouteService", "Routes", "Storage", "Realtime",
                                                               .product(name: "GRDB", package: "GRDB.swift")]),
-        .testTarget(name: "VenueServiceTests", dependencies: ["VenueService", "Venues", "DomainSeam", "Realtime", "Storage", "WebSocket",
+        .testTarget(name: "VenueServiceTests", dependencies: ["VenueService", "Venues", "DomainSeam", "Realtime", "Storage", "WebSocket", "RoomLog",
                                                              "HubbubTestSupport"]),
         .testTarget(name: "LoadHarnessTests", dependencies: ["LoadHarness", "Realtime", "Routes"]),
         .testTarget(name: "RealtimeTests", dependencies: ["Realtime", "WebSocket"]),

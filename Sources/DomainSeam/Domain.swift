@@ -1,5 +1,6 @@
 import Logging
 import Realtime
+import RoomLog
 import ServiceLifecycle
 import Storage
 
@@ -57,6 +58,9 @@ public struct DomainContext: Sendable {
     public let settings: SettingValues
     /// The history limits every room uses unless the domain has reason to differ.
     public let roomHistory: Room.HistoryLimits
+    /// Where this node's subscribers get the pushes of rooms on the room log (`StagedRoom`):
+    /// an owner delivers its committed pushes here; other nodes' come through it too.
+    public let feed: RoomFeed
     /// What domains offer each other (e.g. `UserDirectory`), resolved when used, not when built.
     public let capabilities: Capabilities
     public let logger: Logger
@@ -66,7 +70,9 @@ public struct DomainContext: Sendable {
     public let clock: WallClock
 
     public init(store: Store, sink: any PushSink, settings: SettingValues, roomHistory: Room.HistoryLimits,
-                capabilities: Capabilities, logger: Logger, dataDirectory: String, clock: WallClock = .system) {
+                capabilities: Capabilities, logger: Logger, dataDirectory: String, clock: WallClock = .system,
+                feed: RoomFeed? = nil) {
+        self.feed = feed ?? RoomFeed(sink: sink, source: StoreRoomLog(store: store), configuration: .init(history: roomHistory), logger: logger)
         self.dataDirectory = dataDirectory
         self.clock = clock
         self.store = store

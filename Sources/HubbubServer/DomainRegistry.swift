@@ -1,6 +1,7 @@
 import DomainSeam
 import Logging
 import Realtime
+import RoomLog
 import ServiceLifecycle
 import WebSocket
 
@@ -11,8 +12,11 @@ final class DomainRegistry: Sendable {
     let rooms: [String: any RoomDirectory]
     let services: [any Service]
     let endpoints: [HTTPEndpoint]
+    /// Where members of logged rooms are (leaving goes there whether or not the room's actor is live).
+    let feed: RoomFeed
 
-    init(domains: [any Domain]) throws {
+    init(domains: [any Domain], feed: RoomFeed) throws {
+        self.feed = feed
         var rooms: [String: any RoomDirectory] = [:]
         for d in domains {
             for r in d.rooms {
@@ -24,7 +28,7 @@ final class DomainRegistry: Sendable {
         }
         self.rooms = rooms
         var ops: [String: Op] = [:]
-        for op in domains.flatMap(\.ops) + RoomOps.all(rooms) {
+        for op in domains.flatMap(\.ops) + RoomOps.all(rooms, feed: feed) {
             guard ops[op.name] == nil else { throw ConfigurationError(key: "domains", problem: "two domains define op \(op.name)") }
             ops[op.name] = op
         }
@@ -36,6 +40,7 @@ final class DomainRegistry: Sendable {
     /// Leaves every room a closed connection was in (live rooms only: nothing is loaded for it).
     func leave(_ names: Set<String>, _ member: ConnectionID) async {
         for name in names {
+            feed.leave(member, room: name)
             guard let room = RoomName(name), let host = rooms[room.prefix]?.liveHost(room.id) else { continue }
             await host.unsubscribe(member)
         }
@@ -64,7 +69,7 @@ enum RoomOps {
         return room
     }
 
-    static func all(_ rooms: [String: any RoomDirectory]) -> [Op] {
+    static func all(_ rooms: [String: any RoomDirectory], feed: RoomFeed) -> [Op] {
         @Sendable func directory(_ room: RoomName) throws(ProtocolError) -> any RoomDirectory {
             guard let d = rooms[room.prefix] else { throw .badRequest("field room: unknown room \(room.name)") }
             return d
@@ -86,6 +91,7 @@ enum RoomOps {
                 let room = c.args.room
                 let d = try directory(room)
                 await c.session.removeSubscription(room.name)
+                feed.leave(c.session.member, room: room.name)
                 await d.liveHost(room.id)?.unsubscribe(c.session.member)
                 return .reply(["room": .string(room.name)])
             },

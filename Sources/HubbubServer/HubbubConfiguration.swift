@@ -67,6 +67,9 @@ public struct HubbubConfiguration: Sendable, Equatable {
         public var historyBytes = 256 * 1024
         /// Most bytes all rooms' histories hold together (each room an equal share, at least 4 KiB).
         public var totalHistoryBytes = 64 << 20
+        /// How long the room log (in the store) keeps pushes of logged rooms, for recovery beyond
+        /// the memory history and on another node.
+        public var logRetentionSeconds = 900
     }
 
     public struct API: Sendable, Equatable {
@@ -345,6 +348,7 @@ extension HubbubConfiguration {
         try v.int("rooms.historySeconds", &rooms.historySeconds, 0...86_400)
         try v.int("rooms.historyBytes", &rooms.historyBytes, 0...(1 << 30))
         try v.int("rooms.totalHistoryBytes", &rooms.totalHistoryBytes, 0...(1 << 40))
+        try v.int("rooms.logRetentionSeconds", &rooms.logRetentionSeconds, 60...604_800)
         try v.string("api.key", &api.key)
         try v.bool("web.enabled", &web.enabled)
         try v.string("web.root", &web.root)

@@ -2,6 +2,7 @@ import DomainSeam
 import Foundation
 import Logging
 import Realtime
+import RoomLog
 import ServiceLifecycle
 import Storage
 import Synchronization
@@ -40,6 +41,7 @@ public final class HubbubServer: Sendable {
             tlsContext = try TLSContext.server(certificatePath: configuration.tls.cert, privateKeyPath: configuration.tls.key)
         }
         var migrator = SQLMigrations()
+        RoomLogSchema.migrations(&migrator)
         for d in domains { d.migrations(&migrator) }
         var storage = Store.Configuration(directory: configuration.dataDir)
         storage.maxBatch = configuration.storage.maxBatch
@@ -58,14 +60,17 @@ public final class HubbubServer: Sendable {
         capabilities.provide(ReaderLanguages.self, signedIn)
         let erasure = DomainErasure()
         capabilities.provide(UserErasure.self, erasure)
-        let context = DomainContext(store: store, sink: sink, settings: configuration.domainSettings,
-                                    roomHistory: .init(count: r.historySize, maxAgeSeconds: Double(r.historySeconds), maxBytes: r.historyBytes,
-                                                       budget: HistoryBudget(limitBytes: r.totalHistoryBytes)),
+        let roomHistory = Room.HistoryLimits(count: r.historySize, maxAgeSeconds: Double(r.historySeconds), maxBytes: r.historyBytes,
+                                             budget: HistoryBudget(limitBytes: r.totalHistoryBytes))
+        let feed = RoomFeed(sink: sink, source: StoreRoomLog(store: store),
+                            configuration: .init(history: roomHistory, maxRecovered: r.historySize), logger: logger)
+        feed.setReaderLanguage { [signedIn] in signedIn.language(of: $0) }
+        let context = DomainContext(store: store, sink: sink, settings: configuration.domainSettings, roomHistory: roomHistory,
                                     capabilities: capabilities, logger: logger, dataDirectory: configuration.dataDir,
-                                    clock: clock)
+                                    clock: clock, feed: feed)
         let built = try domains.map { try $0.init(context: context) }
         erasure.attach(built)
-        let registry = try DomainRegistry(domains: built)
+        let registry = try DomainRegistry(domains: built, feed: feed)
 
         let rl = configuration.rateLimits
         let sessions = SessionContext(
@@ -91,7 +96,19 @@ public final class HubbubServer: Sendable {
         sink.attach(transport.eventLoops)
         if configuration.bench { app.attach(broadcast: BroadcastHub(loops: transport.eventLoops)) }
 
-        let services: [any Service] = [StoreService(store: store)] + registry.services
+        let retention = Double(r.logRetentionSeconds)
+        let logKeeper = Periodic(every: 60, atStart: {}) { now in
+            feed.trim(now: now)
+            do {
+                try await store.write { db in
+                    try RoomLogSchema.ensurePartitions(around: now, ahead: 3600, db)
+                    try RoomLogSchema.dropBefore(now - retention, db)
+                }
+            } catch {
+                logger.warning("could not keep the room log", metadata: ["error": "\(error)"])
+            }
+        }
+        let services: [any Service] = [StoreService(store: store), logKeeper] + registry.services
             + [TransportService(transport: transport, logger: logger, ready: "hubbub ready: \(HubbubServer.urls(configuration, transport).joined(separator: " "))")]
         var groupConfiguration = ServiceGroupConfiguration(services: services.map { .init(service: $0) }, logger: logger)
         if stopsOnSignals { groupConfiguration.gracefulShutdownSignals = [.sigterm, .sigint] }

@@ -129,12 +129,35 @@ public struct Room: Sendable {
     }
 
     /// Publishes a push encoded by `prepare` for the next `seq`, now durable: recorded and handed to
-    /// every member like `publish`.
-    public mutating func publish(prepared message: OutboundMessage, seq next: UInt64, now: Double, sink: any PushSink) {
+    /// every member like `publish`. With `translated` (a localized push, see
+    /// `publish(_:languages:...)`), each member gets the version its language picks.
+    public mutating func publish(prepared message: OutboundMessage, translated: [String: OutboundMessage] = [:], seq next: UInt64,
+                                 now: Double, languageOf: (ConnectionID) -> String? = { _ in nil }, sink: any PushSink) {
         precondition(next == seq + 1, "prepared pushes are published in seq order")
         seq = next
-        record(seq, message, now)
-        for group in members where !group.isEmpty { sink.deliver(message, to: group) }
+        record(seq, message, now, translated: translated)
+        if translated.isEmpty {
+            for group in members where !group.isEmpty { sink.deliver(message, to: group) }
+        } else {
+            deliver(message, translated: translated, languageOf: languageOf, sink: sink)
+        }
+    }
+
+    /// A room that starts tracking a log at `seq` (pushes up to it are not its to deliver).
+    public init(name: String, epoch: String, seq: UInt64, limits: HistoryLimits) {
+        self.init(name: name, epoch: epoch, limits: limits)
+        self.seq = seq
+    }
+
+    /// The room's log began a new epoch at `seq`: the history goes (positions in the old epoch
+    /// mean nothing), the members stay and get the new epoch's pushes.
+    public mutating func restart(epoch: String, seq: UInt64) {
+        self.epoch = epoch
+        self.seq = seq
+        history.removeAll()
+        historyStart = 0
+        account?.remove(historyBytes)
+        historyBytes = 0
     }
 
     public var memberCount: Int { positions.count }
@@ -170,6 +193,13 @@ public struct Room: Sendable {
         var translated: [String: OutboundMessage] = [:]
         for tag in languages where translated[tag] == nil { translated[tag] = encode(data(tag)) }
         record(seq, original, now, translated: translated)
+        deliver(original, translated: translated, languageOf: languageOf, sink: sink)
+    }
+
+    /// Hands a localized push to every member, each the version its language picks.
+    private func deliver(_ original: OutboundMessage, translated: [String: OutboundMessage],
+                         languageOf: (ConnectionID) -> String?, sink: any PushSink) {
+        let languages = Array(translated.keys)
         // Each loop's members split by the version they read: one hand-over per version and loop.
         var picked: [String: String?] = [:] // a reader's language → the tag it reads (nil: the original)
         for group in members where !group.isEmpty {

@@ -167,9 +167,6 @@ extension VenueActor {
         }
     }
 
-    private func requireOwner(_ user: String, _ action: String) async throws(ProtocolError) {
-        guard try await directory.isOwner(user, of: venue.id) else { throw .forbidden("only an owner can \(action)") }
-    }
 }
 
 /// The settings a `venue.settings.set` names; the others stay as they are.

@@ -2,21 +2,25 @@ import DomainSeam
 import Foundation
 import HubbubCrypto
 import Realtime
+import RoomLog
 import Storage
 import Synchronization
 import Venues
 import WebSocket
 
-/// One live venue: its playlist state, its room `venue:<id>` and who is subscribed. Every change
-/// is applied here in one step (so pushes carry a consistent order) and handed to the store's
-/// group commit without waiting for it: the reply goes out from the commit's completion, once the
-/// change is durable, while this actor already takes the next vote.
+/// One live venue: its playlist state and the log of its room `venue:<id>`. Every change is
+/// applied here in one step and handed to the store's group commit without waiting for it, with
+/// the pushes it calls for: they are written to the room log in the change's transaction (each
+/// with the next `seq`), and delivered to subscribers and the reply sent once it is durable, while
+/// this actor already takes the next vote. Subscribers are the node's `RoomFeed`'s, not this
+/// actor's: another node's patrons get the same pushes from the log.
 public actor VenueActor: RoomHost {
     private(set) var venue: VenueRecord
     let directory: VenueDirectory
     let store: Store
-    let sink: any PushSink
-    private var room: Room
+    let feed: RoomFeed
+    /// The room's log as this actor writes it: pushes take their `seq` here.
+    private var room: StagedRoom
     private var lastActivity = Date().timeIntervalSince1970
     /// Changes handed to the store and not yet durable (counted from the writer thread too).
     private let inFlight = WriteCounter()
@@ -28,39 +32,45 @@ public actor VenueActor: RoomHost {
     /// The playlist state; changed only in `apply`.
     var jukebox: Jukebox
 
-    init(venue: VenueRecord, jukebox: Jukebox, directory: VenueDirectory, store: Store, sink: any PushSink,
-         history: Room.HistoryLimits) {
+    init(venue: VenueRecord, jukebox: Jukebox, head: RoomHead, directory: VenueDirectory, store: Store, feed: RoomFeed) {
         self.venue = venue
         self.jukebox = jukebox
         self.directory = directory
         self.store = store
-        self.sink = sink
-        // A new actor starts a new epoch: a client's seq from before cannot be resumed.
-        room = Room(name: "venue:\(venue.id)", epoch: Digest.randomToken(length: 8), limits: history)
+        self.feed = feed
+        room = StagedRoom(name: "venue:\(venue.id)", head: head)
     }
 
-    /// Pushes an event to the room.
+    /// Stages a push for the change being applied (handed to the store by `commit`).
     func publish(_ event: VenueEvent, _ data: JSON) {
         lastActivity = Date().timeIntervalSince1970
-        room.publish(event, data: data, now: lastActivity, sink: sink)
+        room.stage(event, data: data, at: lastActivity)
     }
 
     // MARK: The room
 
     public func subscribe(reply: Replier, since: Since?) async throws(ProtocolError) {
-        // The only suspension comes first: retirement and removal are checked after it, and the
-        // member joins in the same step as the check.
-        let checkedIn = try await directory.checkinCount(venue.id)
-        if let successor = try takeOver() { return try await successor.subscribe(reply: reply, since: since) }
-        lastActivity = Date().timeIntervalSince1970
-        room.subscribe(reply.member, since: since, now: lastActivity, reply: reply) {
-            ["venue": venue.json, "checkedIn": .int(checkedIn), "playlist": playlistJSON]
+        let name = room.name
+        if let since, await feed.resume(reply.member, room: name, since: since, language: nil, reply: { head in
+            reply.success(["room": .string(name), "seq": .int(Int(head.seq)), "epoch": .string(head.epoch), "recovered": .bool(true)])
+        }) {
+            return
         }
+        // The only suspension left comes first: retirement and removal are checked after it, and
+        // the snapshot is taken in the same step as the check.
+        let checkedIn = try await directory.checkinCount(venue.id)
+        if let successor = try takeOver() { return try await successor.subscribe(reply: reply, since: nil) }
+        lastActivity = Date().timeIntervalSince1970
+        let head = room.head
+        var result: [(String, JSON)] = [("room", .string(name)), ("seq", .int(Int(head.seq))), ("epoch", .string(head.epoch))]
+        if since != nil { result.append(("recovered", .bool(false))) }
+        result.append(("snapshot", ["venue": venue.json, "checkedIn": .int(checkedIn), "playlist": playlistJSON]))
+        let answer = JSON.object(result)
+        feed.subscribe(reply.member, room: name, at: head, language: nil) { reply.success(answer) }
     }
 
     public func unsubscribe(_ member: ConnectionID) {
-        room.leave(member)
-        lastActivity = Date().timeIntervalSince1970
+        feed.leave(member, room: room.name)
     }
 
     /// Before any change or subscription: `not_found` if the venue is gone; if this actor was
@@ -85,54 +95,134 @@ public actor VenueActor: RoomHost {
         }
     }
 
-    /// The profile changed (venue.update): keep the live copy current and tell the room.
-    func updated(_ record: VenueRecord) {
+    // MARK: Profile and presence (through this actor, so their pushes take their place in the log)
+
+    /// `venue.update`: the fields given in `args` change, the others stay as they are now.
+    func update(by user: String, args: Args) async throws(ProtocolError) -> VenueRecord {
+        try await requireOwner(user, "edit the venue")
+        if try takeOver() != nil { throw ProtocolError(.unavailable, "the venue is reloading; try again") }
+        let record = VenueRecord(id: venue.id, ownerID: venue.ownerID, fields: try VenueFields(args, base: venue))
         venue = record
         publish(.venueUpdated, ["venue": record.json])
+        try await commitAndWait { db in
+            try db.execute(sql: """
+                UPDATE venue SET name = ?, address = ?, postcode = ?, city = ?, country = ?, lat = ?, lon = ?, search_text = ?
+                WHERE id = ?
+                """, arguments: [record.name, record.address, record.postcode, record.city, record.country, record.lat, record.lon,
+                                 record.searchText, record.id])
+        }
+        return record
     }
 
-    func removed() {
+    /// `venue.remove`: soft delete (hidden from every query, data kept); every op answers
+    /// `not_found` from then on.
+    func remove(by user: String) async throws(ProtocolError) {
+        try await requireOwner(user, "remove the venue")
+        if try takeOver() != nil { throw ProtocolError(.unavailable, "the venue is reloading; try again") }
         gone = true
-        publish(.venueRemoved, ["venue": .string(venue.id)])
+        let id = venue.id
+        publish(.venueRemoved, ["venue": .string(id)])
+        let now = Date().timeIntervalSince1970
+        try await commitAndWait { db in try db.execute(sql: "UPDATE venue SET deleted_at = ? WHERE id = ?", arguments: [now, id]) }
+    }
+
+    /// UC7: checks a user in (once per venue); the venue's presence count is pushed. The count is
+    /// the store's (any node may have checked others in), read in the check-in's transaction.
+    func checkin(user: String) async throws(ProtocolError) -> Int {
+        if try takeOver() != nil { throw ProtocolError(.unavailable, "the venue is reloading; try again") }
+        guard store.acceptsWrites else { throw ProtocolError(.unavailable, "too many changes are waiting to be written; try again") }
+        lastActivity = Date().timeIntervalSince1970
+        let reservation = room.reserve()
+        let id = venue.id
+        let now = lastActivity
+        let made = PushBox()
+        try await commitAndWait(made: made) { db in
+            try db.execute(sql: "INSERT OR IGNORE INTO checkin (venue_id, user_id, at) VALUES (?, ?, ?)", arguments: [id, user, now])
+            let count = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM checkin WHERE venue_id = ?", arguments: [id]) ?? 0
+            let push = reservation.push(VenueEvent.presenceChanged, data: ["checkedIn": .int(count)], at: now)
+            try RoomLogRows.append([push], db)
+            made.set(push, count)
+        }
+        return made.count
     }
 
     // MARK: Housekeeping
 
-    /// Trims the room's history (it may have gone quiet) and, if nobody watches this venue, no
-    /// change is in flight and nothing happened for `seconds`, retires it.
+    /// If no change is in flight and nothing happened for `seconds`, retires (its room's
+    /// subscribers stay with the feed: a retired venue's state and log are in the store).
     func sweep(now: Double, retireAfter seconds: Double) -> Bool {
-        room.trimHistory(now: now)
-        guard room.memberCount == 0, inFlight.count.load(ordering: .acquiring) == 0, now - lastActivity > seconds else { return false }
+        guard inFlight.count.load(ordering: .acquiring) == 0, now - lastActivity > seconds else { return false }
         retired = true
         return true
     }
 
-    /// Pushes kept for recovery and their bytes (tests and metrics).
-    public var historySize: (count: Int, bytes: Int) { (room.historyCount, room.historyBytes) }
+    /// The room's last `seq` (pushes staged included) and epoch.
+    public var head: RoomHead { room.head }
 
     // MARK: Durability
 
     /// Hands `write` to the group commit; `reply` answers with `result` once it is durable.
     func commit(_ write: JukeboxWrite, reply: Replier, result: JSON) {
         let id = venue.id
-        let inFlight = self.inFlight
-        let directory = self.directory
-        inFlight.count.add(1, ordering: .relaxed)
-        store.submit({ db in try JukeboxRows.apply(write, venue: id, db) }) { [self] outcome in
+        commit({ db in try JukeboxRows.apply(write, venue: id, db) }) { outcome in
             switch outcome {
-            case .success:
-                inFlight.count.subtract(1, ordering: .releasing)
-                reply.success(result)
-            case .failure:
-                // Memory is now ahead of the store: drop this actor so the next caller reloads
-                // what is durable (the change was never acknowledged).
-                inFlight.failed.store(true, ordering: .releasing)
-                directory.evict(self, id: id)
-                inFlight.count.subtract(1, ordering: .releasing)
-                reply.failure(ProtocolError(.unavailable, "could not save the change; try again"))
+            case .success: reply.success(result)
+            case .failure: reply.failure(ProtocolError(.unavailable, "could not save the change; try again"))
             }
         }
     }
+
+    /// Hands `write` and the pushes staged for it to the group commit: they are written to the
+    /// room log in its transaction, and delivered once it is durable, before `completion` runs.
+    private func commit(_ write: @escaping @Sendable (any SQLDatabase) throws -> Void, made: PushBox? = nil,
+                        completion: @escaping @Sendable (Result<Void, Error>) -> Void) {
+        let pushes = room.take()
+        let id = venue.id
+        let inFlight = self.inFlight
+        let directory = self.directory
+        let feed = self.feed
+        inFlight.count.add(1, ordering: .relaxed)
+        store.submit({ db in
+            try write(db)
+            try RoomLogRows.append(pushes, db)
+        }) { [self] outcome in
+            switch outcome {
+            case .success:
+                feed.deliver(made?.push.map { pushes + [$0] } ?? pushes)
+                inFlight.count.subtract(1, ordering: .releasing)
+            case .failure:
+                // Memory is now ahead of the store (and pushes may have been seen in snapshots):
+                // drop this actor so the next caller reloads what is durable, in a new epoch.
+                inFlight.failed.store(true, ordering: .releasing)
+                directory.evict(self, id: id)
+                inFlight.count.subtract(1, ordering: .releasing)
+            }
+            completion(outcome)
+        }
+    }
+
+    /// `commit`, waiting for it to be durable (ops that answer here rather than through a `Replier`).
+    private func commitAndWait(made: PushBox? = nil,
+                               _ write: @escaping @Sendable (any SQLDatabase) throws -> Void) async throws(ProtocolError) {
+        let outcome: Result<Void, Error> = await withCheckedContinuation { done in
+            commit(write, made: made) { done.resume(returning: $0) }
+        }
+        if case .failure = outcome { throw ProtocolError(.unavailable, "could not save the change; try again") }
+    }
+
+    func requireOwner(_ user: String, _ action: String) async throws(ProtocolError) {
+        guard try await directory.isOwner(user, of: venue.id) else { throw .forbidden("only an owner can \(action)") }
+    }
+}
+
+/// A push encoded inside a change's transaction (the check-in's count), handed to its completion.
+final class PushBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var _push: LoggedPush?
+    private var _count = 0
+    func set(_ push: LoggedPush, _ count: Int) { lock.withLock { _push = push; _count = count } }
+    var push: LoggedPush? { lock.withLock { _push } }
+    var count: Int { lock.withLock { _count } }
 }
 
 /// Writes in flight, shared with the store's completions.

@@ -2,6 +2,7 @@ import DomainSeam
 import Foundation
 import HubbubCrypto
 import Realtime
+import RoomLog
 import Storage
 import Synchronization
 import Venues
@@ -13,7 +14,6 @@ import Venues
 public final class VenueDirectory: Sendable {
     /// Settings of the venues domain.
     public struct Configuration: Sendable {
-        public var history = Room.HistoryLimits()
         /// A venue actor with no subscribers is retired after this long without activity.
         public var retireAfterSeconds: Double = 600
         public var maxSearchResults = 50
@@ -21,7 +21,8 @@ public final class VenueDirectory: Sendable {
     }
 
     let store: Store
-    let sink: any PushSink
+    /// Where this node's subscribers of venues' rooms are.
+    public let feed: RoomFeed
     let configuration: Configuration
     /// Whether a user hides a list of theirs (`profile.update {privacy}`): their name is then left
     /// out of what the venue shows everyone (pushes' `cause.by`, a track's requester, its voters).
@@ -31,16 +32,18 @@ public final class VenueDirectory: Sendable {
         /// The last actor retired per venue, while no newer one was made: only it may come back.
         /// Held weakly: once no caller holds it, it cannot come back, and the sweep drops the entry.
         var retired: [String: Retired] = [:]
+        /// Venues whose actor failed to commit: the next one starts a new epoch.
+        var failed: Set<String> = []
     }
     private struct Retired {
         weak var actor: VenueActor?
     }
     private let live = Mutex(Live())
 
-    public init(store: Store, sink: any PushSink, configuration: Configuration,
+    public init(store: Store, feed: RoomFeed, configuration: Configuration,
                 hides: @escaping @Sendable (PrivateList, String) -> Bool = { _, _ in false }) {
         self.store = store
-        self.sink = sink
+        self.feed = feed
         self.configuration = configuration
         self.hides = hides
     }
@@ -87,22 +90,12 @@ public final class VenueDirectory: Sendable {
         return v
     }
 
-    /// Changes the fields given in `args`, keeping the others as stored at that moment (read and
-    /// written in one transaction: concurrent edits of different fields both win).
+    /// Changes the fields given in `args`, keeping the others as they are (the venue's actor
+    /// applies it, so concurrent edits of different fields both win and the push takes its place
+    /// in the room's log).
     func update(_ id: String, by user: String, args: Args) async throws(ProtocolError) -> VenueRecord {
         _ = try VenueFields(args, base: VenueRecord.placeholder) // refuse bad fields before touching anything
-        let record = try await write { db -> VenueRecord in
-            let current = try VenueDirectory.owned(id, by: user, to: "edit the venue", db)
-            let record = VenueRecord(id: id, ownerID: current.ownerID, fields: try VenueFields(args, base: current))
-            try db.execute(sql: """
-                UPDATE venue SET name = ?, address = ?, postcode = ?, city = ?, country = ?, lat = ?, lon = ?, search_text = ?
-                WHERE id = ?
-                """, arguments: [record.name, record.address, record.postcode, record.city, record.country, record.lat, record.lon,
-                                 record.searchText, id])
-            return record
-        }
-        await liveActor(id)?.updated(record)
-        return record
+        return try await actor(for: id).update(by: user, args: args)
     }
 
     /// Adds a co-owner (owners only).
@@ -116,15 +109,12 @@ public final class VenueDirectory: Sendable {
 
     /// Soft delete: hidden from every query, data kept.
     func remove(_ id: String, by user: String) async throws(ProtocolError) {
-        try await write { db in
-            _ = try VenueDirectory.owned(id, by: user, to: "remove the venue", db)
-            try db.execute(sql: "UPDATE venue SET deleted_at = ? WHERE id = ?", arguments: [Date().timeIntervalSince1970, id])
-        }
-        let actor = live.withLock { live -> VenueActor? in
+        let actor = try await actor(for: id)
+        try await actor.remove(by: user)
+        live.withLock { live in
             live.retired[id] = nil // a retired actor must not come back to serve a removed venue
-            return live.actors.removeValue(forKey: id)
+            if live.actors[id] === actor { live.actors[id] = nil }
         }
-        if let actor { await actor.removed() }
     }
 
     /// UC6: venues whose name or address contains the query, case- and accent-insensitively.
@@ -155,14 +145,7 @@ public final class VenueDirectory: Sendable {
 
     /// UC7: checks a user in (once per venue); the venue's presence count is pushed.
     func checkin(_ venue: String, user: String) async throws(ProtocolError) -> Int {
-        let count: Int = try await write { db in
-            guard try VenueDirectory.venue(venue, db) != nil else { throw ProtocolError.notFound("no venue \(venue)") }
-            try db.execute(sql: "INSERT OR IGNORE INTO checkin (venue_id, user_id, at) VALUES (?, ?, ?)",
-                           arguments: [venue, user, Date().timeIntervalSince1970])
-            return try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM checkin WHERE venue_id = ?", arguments: [venue]) ?? 0
-        }
-        await liveActor(venue)?.publish(.presenceChanged, ["checkedIn": .int(count)])
-        return count
+        try await actor(for: venue).checkin(user: user)
     }
 
     /// UC14/UC15: a user's voted or requested tracks, newest first. A request carries its
@@ -203,13 +186,20 @@ public final class VenueDirectory: Sendable {
     public func actor(for id: String) async throws(ProtocolError) -> VenueActor {
         if let a = liveActor(id) { return a }
         let now = Date().timeIntervalSince1970
-        let loaded: (VenueRecord, JukeboxRecord)? = try await read { db in
+        let room = "venue:\(id)"
+        let loaded: (VenueRecord, JukeboxRecord, RoomHead?)? = try await read { db in
             guard let record = try VenueDirectory.venue(id, db) else { return nil }
-            return (record, try JukeboxRows.load(venue: id, now: now, db))
+            return (record, try JukeboxRows.load(venue: id, now: now, db), try RoomLogRows.heads(of: [room], db)[room])
         }
-        guard let (record, state) = loaded else { throw .notFound("no venue \(id)") }
-        let made = VenueActor(venue: record, jukebox: Jukebox(restoring: state), directory: self, store: store, sink: sink,
-                              history: configuration.history)
+        guard let (record, state, stored) = loaded else { throw .notFound("no venue \(id)") }
+        // A venue whose last actor failed to commit starts a new epoch: subscribers may have seen
+        // pushes (in snapshots) that never became durable.
+        let renew = live.withLock { $0.failed.remove(id) != nil }
+        let head: RoomHead
+        if let stored, !renew { head = stored } else {
+            head = try await write { db in renew ? try RoomLogRows.renewEpoch(of: room, db) : try RoomLogRows.head(of: room, db) }
+        }
+        let made = VenueActor(venue: record, jukebox: Jukebox(restoring: state), head: head, directory: self, store: store, feed: feed)
         return live.withLock { live in
             if let other = live.actors[id] { return other } // another call made it while we read
             live.actors[id] = made
@@ -249,12 +239,13 @@ public final class VenueDirectory: Sendable {
     /// loads what is durable, and the actor never comes back.
     func evict(_ actor: VenueActor, id: String) {
         live.withLock { live in
+            live.failed.insert(id)
             if live.actors[id] === actor { live.actors[id] = nil }
             if live.retired[id]?.actor === actor { live.retired[id] = nil }
         }
     }
 
-    /// Trims quiet rooms' histories and retires venue actors nobody watches that have been idle
+    /// Retires venue actors that have been idle
     /// (the sweeper service runs this every `venues.sweepSeconds`).
     public func sweep(now: Double) async {
         for (id, a) in live.withLock({ $0.actors }) where await a.sweep(now: now, retireAfter: configuration.retireAfterSeconds) {

@@ -7,7 +7,7 @@ import Storage
 import Venues
 
 /// The venues domain (seed 001, the social jukebox) on the seam: `venue:` rooms, the venue ops,
-/// its tables, its settings and the sweeper that trims quiet rooms and retires idle venues.
+/// its tables, its settings and the sweeper that retires idle venues.
 public struct VenuesDomain: Domain {
     public static let name = "venues"
 
@@ -30,15 +30,14 @@ public struct VenuesDomain: Domain {
 
     public init(context: DomainContext) {
         var configuration = VenueDirectory.Configuration()
-        configuration.history = context.roomHistory
         configuration.retireAfterSeconds = Double(context.settings[Self.retireAfterSeconds])
         configuration.maxSearchResults = context.settings[Self.maxSearchResults]
         let capabilities = context.capabilities
-        directory = VenueDirectory(store: context.store, sink: context.sink, configuration: configuration) { list, user in
+        directory = VenueDirectory(store: context.store, feed: context.feed, configuration: configuration) { list, user in
             capabilities.resolve(UserDirectory.self)?.hides(list, user) ?? false
         }
         self.capabilities = capabilities
-        // Trims quiet rooms' histories and retires idle venues.
+        // Retires idle venues.
         let venues = directory
         sweeper = Periodic(every: Double(context.settings[Self.sweepSeconds])) { now in await venues.sweep(now: now) }
     }

@@ -174,27 +174,35 @@ final class VenueUseCaseTests: XCTestCase {
         XCTAssertNotNil(stale["snapshot"]?["playlist"])
     }
 
-    func testRestartBringsEverythingBackWithANewEpoch() async throws {
+    func testRestartKeepsTheRoomLogSoAClientRecoversWhatItMissed() async throws {
         let (owner, _) = try await user("owner")
         let v = try await venueWithPlaylist(owner)
         let (patron, _) = try await user("patron")
+        let before = try await patron.ok("subscribe", ["room": .string("venue:\(v)")])
+        _ = try await patron.ok("unsubscribe", ["room": .string("venue:\(v)")])
         _ = try await patron.ok("venue.vote", ["venue": .string(v), "track": "spotify:track:2"])
         _ = try await patron.ok("venue.checkin", ["venue": .string(v)])
-        let before = try await patron.ok("subscribe", ["room": .string("venue:\(v)")])
         let dir = server.configuration.dataDir
         server.stop()
         server = try TestServer(dataDir: dir)
         let again = try await ProtocolClient(url: server.url)
         _ = try await again.ok("account.login", ["login": "patron", "password": "secret123"])
+        // The memory history went with the process; the room log in the store did not.
         let after = try await again.ok("subscribe", ["room": .string("venue:\(v)"), "since": ["seq": before["seq"] ?? 0, "epoch": before["epoch"] ?? ""]])
-        XCTAssertEqual(after["recovered"], false, "history is gone: the epoch changed")
-        XCTAssertNotEqual(after["epoch"], before["epoch"])
-        XCTAssertEqual(after["snapshot"]?["checkedIn"]?.int, 1)
-        let tracks = after["snapshot"]?["playlist"]?["tracks"]
-        XCTAssertEqual((tracks?.items ?? []).first?["track"]?["uri"]?.string, "spotify:track:2")
-        XCTAssertEqual((tracks?.items ?? []).first?["votes"]?.int, 1)
+        XCTAssertEqual(after["recovered"], true, "the log kept what the client missed")
+        XCTAssertEqual(after["epoch"], before["epoch"])
+        let seq = before["seq"]?.int ?? -1
+        let missed = try await again.waitForPushes(2)
+        XCTAssertEqual(missed.compactMap { $0["seq"]?.int }, [seq + 1, seq + 2])
+        XCTAssertEqual(missed.compactMap { $0["event"]?.string }, ["track.moved", "presence.changed"])
+        XCTAssertEqual(missed.last?["data"]?["checkedIn"]?.int, 1)
         let twice = try await again.errorCode("venue.vote", ["venue": .string(v), "track": "spotify:track:2"])
         XCTAssertEqual(twice, "conflict", "the vote came back and still counts once")
+        // The next push continues the same sequence.
+        _ = try await again.ok("venue.vote", ["venue": .string(v), "track": "spotify:track:3"])
+        let next = try await again.waitForPushes(3)
+        XCTAssertEqual(next.last?["seq"]?.int, seq + 3)
+        XCTAssertEqual(next.last?["epoch"], before["epoch"])
     }
 
     func testVenueSettingsLimitVotesPerHourAndCoOwnersMayManage() async throws {

@@ -4,6 +4,7 @@ import GRDB
 import HubbubTestSupport
 import Logging
 import Realtime
+import RoomLog
 import Storage
 import Synchronization
 import VenueService
@@ -22,6 +23,7 @@ final class DomainHarness: @unchecked Sendable {
     init(maxPendingWrites: Int = Store.Configuration(directory: "").maxPendingWrites) throws {
         let dir = NSTemporaryDirectory() + "hubbub-domain-\(UUID().uuidString)"
         var migrator = SQLMigrations()
+        RoomLogSchema.migrations(&migrator)
         VenuesDomain.migrations(&migrator)
         var storage = Store.Configuration(directory: dir)
         storage.maxPendingWrites = maxPendingWrites

@@ -17,13 +17,13 @@ final class VoteCostTests: XCTestCase {
         try await h.call("venue.playlist.set", ["venue": venue, "playlistUri": "p", "creator": "dj", "tracks": .array(list)],
                          user: "owner", member: owner)
         try await h.subscribe(id, user: "guest", member: guest)
-        let actor = try await h.domain.directory.actor(for: id)
-        let before = await actor.historySize.bytes
+        let feed = h.domain.directory.feed
+        let before = feed.historySize(of: "venue:\(id)").bytes
         let seen = try h.pushes(guest).count
         for i in 0..<20 {
             try await h.call("venue.vote", ["venue": venue, "track": .string("t\(tracks - 1 - i % 10)")], user: "g\(i)", member: guest)
         }
-        let after = await actor.historySize.bytes
+        let after = feed.historySize(of: "venue:\(id)").bytes
         let pushes = try h.pushes(guest).dropFirst(seen)
         return (pushes.map(\.bytes), after - before, Set(pushes.compactMap { $0.json["event"]?.stringValue }))
     }

@@ -1,0 +1,378 @@
+import Foundation
+import Logging
+import Realtime
+import Synchronization
+import WebSocket
+
+/// Where this node's subscribers get their rooms' pushes: the room log's entries, handed to each
+/// room's members here in `seq` order, from whichever source brings them first — the commit of
+/// the change they report (when this node owns the room), a notification from the node that does,
+/// or a catch-up read of the log. A push arriving twice is delivered once; a push arriving after a
+/// gap waits while the gap is read from the log.
+///
+/// Only rooms with members (or members about to join) on this node are tracked; pushes of others
+/// are ignored. Each tracked room keeps a bounded history (`Room.HistoryLimits`) for recovery;
+/// older positions are read from the log.
+public final class RoomFeed: Sendable {
+    /// Limits of the feed.
+    public struct Configuration: Sendable {
+        /// Each tracked room's recent pushes kept in memory.
+        public var history: Room.HistoryLimits
+        /// Most pushes a recovery reads from the log (beyond it, a snapshot is cheaper).
+        public var maxRecovered: Int
+        /// Pushes read per catch-up query.
+        public var catchUpBatch: Int
+        public init(history: Room.HistoryLimits = .init(), maxRecovered: Int = 1000, catchUpBatch: Int = 500) {
+            self.history = history
+            self.maxRecovered = maxRecovered
+            self.catchUpBatch = catchUpBatch
+        }
+    }
+
+    /// A member whose snapshot is ahead of what this node has delivered: it joins once the room
+    /// gets there (its pushes up to `seq` are in its snapshot).
+    private struct Waiting {
+        var member: ConnectionID
+        var seq: UInt64
+        var language: String?
+    }
+
+    /// One room watched from this node.
+    private struct Tracked {
+        var room: Room
+        var waiting: [Waiting] = []
+        /// Pushes that came after a gap, by seq, until a catch-up fills it.
+        var ahead: [UInt64: LoggedPush] = [:]
+        /// A catch-up read is under way (one per room at a time).
+        var catchingUp = false
+        var isEmpty: Bool { room.memberCount == 0 && waiting.isEmpty }
+        /// Whether the log holds pushes this node still needs.
+        var behind: Bool { !ahead.isEmpty || waiting.contains { $0.seq > room.seq } }
+    }
+
+    private let rooms = Mutex<[String: Tracked]>([:])
+    private let sink: any PushSink
+    private let source: any RoomLogSource
+    private let configuration: Configuration
+    private let logger: Logger
+    private let readerLanguage = Mutex<@Sendable (ConnectionID) -> String?>({ _ in nil })
+    /// Catch-up reads done and pushes they brought (metrics).
+    public let catchUps = Atomic<Int>(0)
+    public let caughtUp = Atomic<Int>(0)
+
+    public init(sink: any PushSink, source: any RoomLogSource, configuration: Configuration = .init(),
+                logger: Logger = Logger(label: "hubbub.rooms")) {
+        self.sink = sink
+        self.source = source
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// How a member's language is found (for localized pushes); set once the core knows it.
+    public func setReaderLanguage(_ language: @escaping @Sendable (ConnectionID) -> String?) {
+        readerLanguage.withLock { $0 = language }
+    }
+
+    // MARK: Delivering
+
+    /// Hands `pushes` (committed; any rooms, each room's in seq order) to this node's members.
+    public func deliver(_ pushes: [LoggedPush]) {
+        let languageOf = readerLanguage.withLock { $0 }
+        var gaps: [String] = []
+        rooms.withLock { rooms in
+            for push in pushes {
+                guard var t = rooms[push.room] else { continue }
+                if apply(push, to: &t, languageOf: languageOf) && !t.catchingUp {
+                    t.catchingUp = true
+                    gaps.append(push.room)
+                }
+                rooms[push.room] = t
+            }
+        }
+        for room in gaps { catchUp(room) }
+    }
+
+    /// Applies one push to a tracked room; returns whether the room is now behind the log.
+    private func apply(_ push: LoggedPush, to t: inout Tracked, languageOf: (ConnectionID) -> String?) -> Bool {
+        let now = Date().timeIntervalSince1970
+        if push.epoch != t.room.epoch {
+            // The log began a new epoch (its writer reloaded after a failed change). Members get
+            // its pushes, whose epoch tells them to take a snapshot.
+            guard push.seq > t.room.seq else { return t.behind }
+            t.room.restart(epoch: push.epoch, seq: push.seq - 1)
+            t.ahead = [:]
+        }
+        if push.seq > t.room.seq + 1 {
+            t.ahead[push.seq] = push
+            return true
+        }
+        if push.seq == t.room.seq + 1 {
+            t.room.publish(prepared: push.message, translated: push.translated, seq: push.seq, now: now, languageOf: languageOf, sink: sink)
+            while let next = t.ahead.removeValue(forKey: t.room.seq + 1) {
+                t.room.publish(prepared: next.message, translated: next.translated, seq: next.seq, now: now, languageOf: languageOf, sink: sink)
+            }
+            admitWaiting(&t, now: now)
+        }
+        return t.behind
+    }
+
+    /// Members whose snapshot the room has now reached join it (with what came after their snapshot).
+    private func admitWaiting(_ t: inout Tracked, now: Double) {
+        guard !t.waiting.isEmpty else { return }
+        var still: [Waiting] = []
+        for w in t.waiting {
+            guard w.seq <= t.room.seq else { still.append(w); continue }
+            join(w.member, at: w.seq, language: w.language, &t, now: now)
+        }
+        t.waiting = still
+    }
+
+    /// Joins a member whose view stands at `seq` of the room's epoch and sends what followed.
+    private func join(_ member: ConnectionID, at seq: UInt64, language: String?, _ t: inout Tracked, now: Double) {
+        switch t.room.join(member, since: Since(seq: seq, epoch: t.room.epoch), now: now, language: language) {
+        case .recovered(let missed):
+            for m in missed { sink.deliver(m, to: member) }
+        case .snapshotNeeded:
+            // Pushes after its view already left the history (far smaller than the limits would
+            // allow): it must resubscribe rather than miss them.
+            t.room.leave(member)
+            logger.warning("a member's pushes left the history before it joined; closing it", metadata: ["room": "\(t.room.name)"])
+            sink.close(member, code: .goingAway, reason: "resubscribe to \(t.room.name)")
+        }
+    }
+
+    // MARK: Subscribing
+
+    /// Subscribes `member` to `room` from a snapshot taken at `head`: `reply` (the subscribe's
+    /// answer, with that snapshot) goes first, then every push after `head.seq`, in order. The
+    /// snapshot may be ahead of what this node delivered (the member then waits for the room to
+    /// get there) or behind it (it gets what followed from the history).
+    public func subscribe(_ member: ConnectionID, room name: String, at head: RoomHead, language: String?, reply: () -> Void) {
+        let now = Date().timeIntervalSince1970
+        let start = rooms.withLock { rooms -> Bool in
+            var t = rooms[name] ?? Tracked(room: Room(name: name, epoch: head.epoch, seq: head.seq, limits: configuration.history))
+            if t.room.epoch != head.epoch {
+                // The snapshot is newer than this node's view (or this node had none).
+                t.room.restart(epoch: head.epoch, seq: head.seq)
+                t.ahead = [:]
+            }
+            reply()
+            if t.room.seq >= head.seq {
+                join(member, at: head.seq, language: language, &t, now: now)
+            } else {
+                t.waiting.append(Waiting(member: member, seq: head.seq, language: language))
+            }
+            let start = t.behind && !t.catchingUp
+            if start { t.catchingUp = true }
+            rooms[name] = t
+            return start
+        }
+        if start { catchUp(name) }
+    }
+
+    /// Subscribes `member` to `room` where it says it stood (`since`), if every push after it can
+    /// still be had (from this node's history or the log): then `reply(head)` goes first and those
+    /// pushes follow, and this returns true. Returns false, having done nothing, when the epoch
+    /// changed or the pushes are gone (the caller then sends a snapshot).
+    public func resume(_ member: ConnectionID, room name: String, since: Since, language: String?,
+                       reply: (RoomHead) -> Void) async -> Bool {
+        let now = Date().timeIntervalSince1970
+        enum Local { case done, refused, readLog }
+        let local: Local = rooms.withLock { rooms in
+            guard var t = rooms[name] else { return .readLog }
+            guard t.room.epoch == since.epoch else { return .refused }
+            if since.seq > t.room.seq {
+                // The client saw more than this node delivered yet (it came from another node).
+                reply(RoomHead(seq: since.seq, epoch: since.epoch))
+                t.waiting.append(Waiting(member: member, seq: since.seq, language: language))
+                rooms[name] = t
+                return .done
+            }
+            switch t.room.join(member, since: since, now: now, language: language) {
+            case .recovered(let missed):
+                reply(RoomHead(seq: t.room.seq, epoch: t.room.epoch))
+                for m in missed { sink.deliver(m, to: member) }
+                rooms[name] = t
+                return .done
+            case .snapshotNeeded:
+                t.room.leave(member)
+                rooms[name] = t
+                return .readLog
+            }
+        }
+        switch local {
+        case .done: return true
+        case .refused: return false
+        case .readLog: break
+        }
+        // Older than this node's history: the log has it, if retention kept it.
+        let read: [LoggedPush]
+        do {
+            guard let head = try await source.heads(of: [name])[name], head.epoch == since.epoch, since.seq <= head.seq else { return false }
+            read = head.seq == since.seq ? [] : try await source.read(name, epoch: head.epoch, after: since.seq, limit: configuration.maxRecovered)
+            guard head.seq == since.seq || read.first?.seq == since.seq + 1 else { return false } // dropped by retention
+            guard read.count < configuration.maxRecovered || read.last?.seq == head.seq else { return false } // a snapshot is cheaper
+            catchUps.add(1, ordering: .relaxed)
+            caughtUp.add(read.count, ordering: .relaxed)
+        } catch {
+            logger.warning("could not read the room log for a recovery", metadata: ["room": "\(name)", "error": "\(error)"])
+            return false
+        }
+        let languageOf = readerLanguage.withLock { $0 }
+        let (recovered, start): (Bool, Bool) = rooms.withLock { rooms in
+            var t = rooms[name] ?? Tracked(room: Room(name: name, epoch: since.epoch, seq: since.seq, limits: configuration.history))
+            guard t.room.epoch == since.epoch else { return (false, false) }
+            for push in read where push.seq > t.room.seq { _ = apply(push, to: &t, languageOf: languageOf) }
+            // What the log gave that this room had already moved past goes to the member directly.
+            let upTo = read.last?.seq ?? since.seq
+            reply(RoomHead(seq: max(t.room.seq, upTo), epoch: t.room.epoch))
+            for push in read { sink.deliver(push.message(for: language), to: member) }
+            if t.room.seq >= upTo {
+                join(member, at: upTo, language: language, &t, now: now)
+            } else {
+                t.waiting.append(Waiting(member: member, seq: upTo, language: language))
+            }
+            let start = t.behind && !t.catchingUp
+            if start { t.catchingUp = true }
+            rooms[name] = t
+            return (true, start)
+        }
+        if start { catchUp(name) }
+        return recovered
+    }
+
+    /// Removes `member` from `room` here; a room nobody here watches is no longer tracked.
+    public func leave(_ member: ConnectionID, room name: String) {
+        rooms.withLock { rooms in
+            guard var t = rooms[name] else { return }
+            t.room.leave(member)
+            t.waiting.removeAll { $0.member == member }
+            rooms[name] = t.isEmpty ? nil : t
+        }
+    }
+
+    // MARK: Catching up
+
+    /// Reads what `room` misses from the log and delivers it, until it is level with what the
+    /// log holds. Retries a few times when the log does not have it yet (a change of the owner's
+    /// that is still committing).
+    private func catchUp(_ name: String) {
+        Task {
+            var idle = 0
+            while idle < 40 {
+                guard let (epoch, seq, behind) = rooms.withLock({ rooms in rooms[name].map { ($0.room.epoch, $0.room.seq, $0.behind) } }),
+                      behind else { break }
+                do {
+                    let read = try await source.read(name, epoch: epoch, after: seq, limit: configuration.catchUpBatch)
+                    catchUps.add(1, ordering: .relaxed)
+                    caughtUp.add(read.count, ordering: .relaxed)
+                    if read.isEmpty {
+                        idle += 1
+                        try? await Task.sleep(for: .milliseconds(25))
+                    } else {
+                        idle = 0
+                        deliverCaughtUp(name, read)
+                    }
+                } catch {
+                    logger.warning("could not read the room log to catch up", metadata: ["room": "\(name)", "error": "\(error)"])
+                    idle += 10
+                    try? await Task.sleep(for: .milliseconds(200))
+                }
+            }
+            rooms.withLock { rooms in
+                guard var t = rooms[name] else { return }
+                t.catchingUp = false
+                rooms[name] = t
+            }
+        }
+    }
+
+    private func deliverCaughtUp(_ name: String, _ pushes: [LoggedPush]) {
+        let languageOf = readerLanguage.withLock { $0 }
+        rooms.withLock { rooms in
+            guard var t = rooms[name] else { return }
+            for push in pushes { _ = apply(push, to: &t, languageOf: languageOf) }
+            rooms[name] = t
+        }
+    }
+
+    /// Every tracked room checked against the log's heads and caught up where behind (after this
+    /// node may have missed notifications: its link to the database was down). Returns how many
+    /// rooms were behind.
+    @discardableResult
+    public func catchUpAll() async -> Int {
+        let current = rooms.withLock { rooms in rooms.mapValues { ($0.room.epoch, $0.room.seq) } }
+        guard !current.isEmpty else { return 0 }
+        let heads: [String: RoomHead]
+        do { heads = try await source.heads(of: Array(current.keys)) } catch {
+            logger.warning("could not read the room heads to catch up", metadata: ["error": "\(error)"])
+            return 0
+        }
+        var behind = 0
+        for (name, (epoch, seq)) in current {
+            guard let head = heads[name], head.epoch != epoch || head.seq > seq else { continue }
+            behind += 1
+            if head.epoch != epoch {
+                // The room began a new epoch while this node was not listening: its first pushes
+                // are read from the new epoch's start as far as the log has them.
+                do {
+                    let read = try await source.read(name, epoch: head.epoch, after: seq, limit: configuration.catchUpBatch)
+                    deliverCaughtUp(name, read)
+                } catch { continue }
+                continue
+            }
+            let start = rooms.withLock { rooms -> Bool in
+                guard var t = rooms[name], !t.catchingUp else { return false }
+                t.catchingUp = true
+                rooms[name] = t
+                return true
+            }
+            if start { catchUpTo(name, head.seq) }
+        }
+        return behind
+    }
+
+    /// Reads `room`'s log up to `target` (a head seen in the database).
+    private func catchUpTo(_ name: String, _ target: UInt64) {
+        Task {
+            while let (epoch, seq) = rooms.withLock({ rooms in rooms[name].map { ($0.room.epoch, $0.room.seq) } }), seq < target {
+                guard let read = try? await source.read(name, epoch: epoch, after: seq, limit: configuration.catchUpBatch), !read.isEmpty else { break }
+                catchUps.add(1, ordering: .relaxed)
+                caughtUp.add(read.count, ordering: .relaxed)
+                deliverCaughtUp(name, read)
+            }
+            rooms.withLock { rooms in
+                guard var t = rooms[name] else { return }
+                t.catchingUp = false
+                rooms[name] = t
+            }
+        }
+    }
+
+    // MARK: Housekeeping
+
+    /// Trims every tracked room's history (rooms that went quiet give it back).
+    public func trim(now: Double) {
+        rooms.withLock { rooms in
+            for name in rooms.keys { rooms[name]!.room.trimHistory(now: now) }
+        }
+    }
+
+    /// Pushes a tracked room keeps for recovery and their bytes (tests and metrics).
+    public func historySize(of name: String) -> (count: Int, bytes: Int) {
+        rooms.withLock { rooms in rooms[name].map { ($0.room.historyCount, $0.room.historyBytes) } ?? (0, 0) }
+    }
+
+    /// Rooms tracked here and their members (metrics, tests).
+    public var size: (rooms: Int, members: Int) {
+        rooms.withLock { rooms in (rooms.count, rooms.values.reduce(0) { $0 + $1.room.memberCount }) }
+    }
+}
+
+extension LoggedPush {
+    /// The version a reader of `language` gets.
+    func message(for language: String?) -> OutboundMessage {
+        guard !translated.isEmpty, let language, let tag = LanguageTag.match(language, in: translated.keys) else { return message }
+        return translated[tag] ?? message
+    }
+}

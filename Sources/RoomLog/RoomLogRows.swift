@@ -1,0 +1,119 @@
+import Foundation
+import HubbubCrypto
+import Realtime
+import Storage
+import WebSocket
+
+/// Why a push could not be written to its room's log.
+public enum RoomLogError: Error, Equatable, CustomStringConvertible {
+    /// The room's head is not where its writer believed (another writer, on this node or another,
+    /// wrote the room since this one loaded it, or the epoch changed): this writer's memory is
+    /// stale and must be reloaded. Its change is rolled back with the push.
+    case fenced(room: String, expected: RoomHead)
+
+    public var description: String {
+        switch self {
+        case .fenced(let room, let expected):
+            "room \(room) moved on from seq \(expected.seq) in epoch \(expected.epoch): its writer is stale"
+        }
+    }
+}
+
+/// The room log's rows (tables `room_head` and `room_log`, see `RoomLogSchema`): each room's head
+/// and its recent pushes. Pure SQL over `SQLDatabase`, the same for both engines.
+public enum RoomLogRows {
+    /// The room's head, created (seq 0, a fresh epoch) if the room has none. Inside a write.
+    public static func head(of room: String, _ db: any SQLDatabase) throws -> RoomHead {
+        try db.execute(sql: "INSERT OR IGNORE INTO room_head (room, seq, epoch) VALUES (?, 0, ?)",
+                       arguments: [room, Digest.randomToken(length: 8)])
+        guard let row = try db.fetchOne(sql: "SELECT seq, epoch FROM room_head WHERE room = ?", arguments: [room]) else {
+            throw StoreError.closed
+        }
+        return RoomHead(seq: UInt64(row["seq"] as Int64), epoch: row["epoch"])
+    }
+
+    /// A new epoch for the room, its seq carried on: clients' positions in the old one mean
+    /// nothing any more (after a writer's change failed once it had staged pushes). Inside a write.
+    public static func renewEpoch(of room: String, _ db: any SQLDatabase) throws -> RoomHead {
+        _ = try head(of: room, db)
+        try db.execute(sql: "UPDATE room_head SET epoch = ? WHERE room = ?", arguments: [Digest.randomToken(length: 8), room])
+        return try head(of: room, db)
+    }
+
+    /// The heads of `rooms` that have one. Read-only.
+    public static func heads(of rooms: [String], _ db: any SQLDatabase) throws -> [String: RoomHead] {
+        var out: [String: RoomHead] = [:]
+        for chunk in stride(from: 0, to: rooms.count, by: 500).map({ Array(rooms[$0..<min($0 + 500, rooms.count)]) }) {
+            let rows = try db.fetchAll(sql: "SELECT room, seq, epoch FROM room_head WHERE room IN (\(sqlPlaceholders(count: chunk.count)))",
+                                       arguments: SQLArguments(chunk))
+            for row in rows { out[row["room"]] = RoomHead(seq: UInt64(row["seq"] as Int64), epoch: row["epoch"]) }
+        }
+        return out
+    }
+
+    /// Writes `pushes` (one room's, in seq order, continuing its head) in the current transaction
+    /// and moves the head on. Throws `fenced` if the head is not at the first push's seq − 1 in
+    /// its epoch: the caller's savepoint then undoes its change as well.
+    public static func append(_ pushes: [LoggedPush], _ db: any SQLDatabase) throws {
+        guard let first = pushes.first, let last = pushes.last else { return }
+        let expected = RoomHead(seq: first.seq - 1, epoch: first.epoch)
+        try db.execute(sql: "UPDATE room_head SET seq = ? WHERE room = ? AND seq = ? AND epoch = ?",
+                       arguments: [Int64(last.seq), first.room, Int64(expected.seq), expected.epoch])
+        guard db.changesCount == 1 else { throw RoomLogError.fenced(room: first.room, expected: expected) }
+        let insert = try db.cachedStatement(sql: "INSERT INTO room_log (room, seq, at, payload, translated) VALUES (?, ?, ?, ?, ?)")
+        for push in pushes {
+            precondition(push.room == first.room && push.epoch == first.epoch, "one room's pushes per append")
+            try insert.execute(arguments: [push.room, Int64(push.seq), push.at, Data(push.message.payload),
+                                           push.translated.isEmpty ? nil : Data(encode(push.translated))])
+        }
+    }
+
+    /// The room's pushes after `seq`, oldest first, at most `limit`. Read-only.
+    public static func read(_ room: String, epoch: String, after seq: UInt64, limit: Int, _ db: any SQLDatabase) throws -> [LoggedPush] {
+        try db.fetchAll(sql: "SELECT seq, at, payload, translated FROM room_log WHERE room = ? AND seq > ? ORDER BY seq LIMIT ?",
+                        arguments: [room, Int64(seq), limit]).map { row in
+            let payload: Data = row["payload"]
+            let translated: Data? = row["translated"]
+            return LoggedPush(room: room, epoch: epoch, seq: UInt64(row["seq"] as Int64), at: row["at"],
+                              message: OutboundMessage(kind: .text, payload: [UInt8](payload)),
+                              translated: translated.map { decode([UInt8]($0)) } ?? [:])
+        }
+    }
+
+    /// Deletes pushes made before `cutoff` (SQLite; PostgreSQL drops whole partitions instead).
+    public static func deleteBefore(_ cutoff: Double, _ db: any SQLDatabase) throws -> Int {
+        try db.execute(sql: "DELETE FROM room_log WHERE at < ?", arguments: [cutoff])
+        return db.changesCount
+    }
+
+    // Translations as tag length (1 byte), tag, payload length (4 bytes, big-endian), payload.
+    static func encode(_ translated: [String: OutboundMessage]) -> [UInt8] {
+        var out: [UInt8] = []
+        for (tag, message) in translated.sorted(by: { $0.key < $1.key }) {
+            let t = Array(tag.utf8.prefix(255))
+            out.append(UInt8(t.count))
+            out += t
+            let n = UInt32(message.payload.count)
+            out += [UInt8(n >> 24), UInt8(n >> 16 & 0xFF), UInt8(n >> 8 & 0xFF), UInt8(n & 0xFF)]
+            out += message.payload
+        }
+        return out
+    }
+
+    static func decode(_ bytes: [UInt8]) -> [String: OutboundMessage] {
+        var out: [String: OutboundMessage] = [:]
+        var i = 0
+        while i < bytes.count {
+            let tagLength = Int(bytes[i])
+            guard i + 1 + tagLength + 4 <= bytes.count else { break }
+            let tag = String(decoding: bytes[(i + 1)..<(i + 1 + tagLength)], as: UTF8.self)
+            i += 1 + tagLength
+            let n = Int(bytes[i]) << 24 | Int(bytes[i + 1]) << 16 | Int(bytes[i + 2]) << 8 | Int(bytes[i + 3])
+            i += 4
+            guard i + n <= bytes.count else { break }
+            out[tag] = OutboundMessage(kind: .text, payload: Array(bytes[i..<(i + n)]))
+            i += n
+        }
+        return out
+    }
+}

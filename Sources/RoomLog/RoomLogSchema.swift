@@ -1,0 +1,74 @@
+import Foundation
+import Storage
+
+/// The room log's tables. `room_head` holds each room's last `seq` and its epoch (kept for good:
+/// a room's position survives its pushes' retention); `room_log` holds the pushes themselves for
+/// a while (`RoomLogRetention`).
+///
+/// On PostgreSQL `room_log` is partitioned by time (`at`, `partitionSeconds` wide), so retention
+/// drops whole partitions instead of deleting rows and vacuuming after them; its key includes
+/// `at` as PostgreSQL requires of a partitioned table's key (a room's `seq`s are unique anyway:
+/// `room_head` hands each out once). On SQLite it is one table with an index on `at`.
+public enum RoomLogSchema {
+    /// The width of one PostgreSQL partition of `room_log`, in seconds.
+    public static let partitionSeconds = 300.0
+
+    public static func migrations(_ migrator: inout SQLMigrations) {
+        migrator.registerMigration("rooms.v1") { db in
+            try db.execute(sql: "CREATE TABLE room_head (room TEXT NOT NULL PRIMARY KEY, seq INTEGER NOT NULL, epoch TEXT NOT NULL) WITHOUT ROWID")
+            switch db.dialect {
+            case .sqlite:
+                try db.execute(sql: """
+                    CREATE TABLE room_log (room TEXT NOT NULL, seq INTEGER NOT NULL, at REAL NOT NULL, payload BLOB NOT NULL,
+                                           translated BLOB, PRIMARY KEY (room, seq)) WITHOUT ROWID;
+                    CREATE INDEX room_log_at ON room_log (at)
+                    """)
+            case .postgres:
+                try db.execute(sql: """
+                    CREATE TABLE room_log (room TEXT NOT NULL, seq INTEGER NOT NULL, at REAL NOT NULL, payload BLOB NOT NULL,
+                                           translated BLOB, PRIMARY KEY (room, seq, at)) PARTITION BY RANGE (at)
+                    """)
+                try ensurePartitions(around: Date().timeIntervalSince1970, ahead: 3600, db)
+            }
+        }
+    }
+
+    /// The partition holding pushes made at `at`.
+    static func partition(of at: Double) -> (name: String, from: Int64, to: Int64) {
+        let from = Int64((at / partitionSeconds).rounded(.down) * partitionSeconds)
+        return ("room_log_p\(from)", from, from + Int64(partitionSeconds))
+    }
+
+    /// Creates the partitions from shortly before `now` to `ahead` seconds after it (PostgreSQL;
+    /// nothing on SQLite). Nodes doing it together take turns (an advisory lock in the transaction).
+    public static func ensurePartitions(around now: Double, ahead: Double, _ db: any SQLDatabase) throws {
+        guard db.dialect == .postgres else { return }
+        try db.execute(sql: "SELECT pg_advisory_xact_lock(72011)")
+        var at = now - partitionSeconds
+        while at <= now + ahead {
+            let p = partition(of: at)
+            try db.execute(sql: "CREATE TABLE IF NOT EXISTS \(p.name) PARTITION OF room_log FOR VALUES FROM (\(p.from)) TO (\(p.to))")
+            at += partitionSeconds
+        }
+    }
+
+    /// Drops the partitions whose pushes are all older than `cutoff` (PostgreSQL); on SQLite,
+    /// deletes those rows. Returns how many partitions (or rows) went.
+    @discardableResult
+    public static func dropBefore(_ cutoff: Double, _ db: any SQLDatabase) throws -> Int {
+        guard db.dialect == .postgres else { return try RoomLogRows.deleteBefore(cutoff, db) }
+        try db.execute(sql: "SELECT pg_advisory_xact_lock(72011)")
+        let names: [String] = try db.fetchAll(sql: """
+            SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+            JOIN pg_class p ON p.oid = i.inhparent WHERE p.relname = 'room_log'
+            """).map { $0["name"] }
+        var dropped = 0
+        for name in names {
+            guard name.hasPrefix("room_log_p"), let from = Double(name.dropFirst("room_log_p".count)),
+                  from + partitionSeconds <= cutoff else { continue }
+            try db.execute(sql: "DROP TABLE IF EXISTS \(name)")
+            dropped += 1
+        }
+        return dropped
+    }
+}

@@ -101,6 +101,15 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
 
+        // Several nodes on one PostgreSQL: notifications of other nodes' commits into the room feed,
+        // leases on rooms, forwarding ops to a room's owner.
+        .target(name: "Cluster", dependencies: [
+            "RoomLog", "Storage", "Realtime", "WebSocket", "DomainSeam",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "Metrics", package: "swift-metrics"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ]),
+
         // The seam every domain plugs into: ops, room directories, settings, migrations, services.
         .target(name: "DomainSeam", dependencies: [
             "Realtime", "Storage", "WebSocket", "RoomLog",
@@ -156,7 +165,7 @@ let package = Package(
 
         // Wiring: configuration, endpoints, metrics exposition.
         .target(name: "HubbubServer", dependencies: [
-            "Transport", "WebSocket", "Realtime", "Storage", "RoomLog", "Accounts", "HubbubCrypto", "VenueService", "RouteService", "TransitService", "TonightService", "DomainSeam", "WebClient",
+            "Transport", "WebSocket", "Realtime", "Storage", "RoomLog", "Cluster", "Accounts", "HubbubCrypto", "VenueService", "RouteService", "TransitService", "TonightService", "DomainSeam", "WebClient",
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             .product(name: "Logging", package: "swift-log"),
@@ -210,6 +219,7 @@ let package = Package(
                                                              "HubbubTestSupport"]),
         .testTarget(name: "LoadHarnessTests", dependencies: ["LoadHarness", "Realtime", "Routes"]),
         .testTarget(name: "RealtimeTests", dependencies: ["Realtime", "WebSocket"]),
+        .testTarget(name: "RoomLogTests", dependencies: ["RoomLog", "Realtime", "Storage", "WebSocket", "HubbubTestSupport"]),
         .testTarget(name: "AccountsTests", dependencies: ["Accounts", "Storage", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "HubbubClient", "WebSocket", "HubbubTestSupport"]),

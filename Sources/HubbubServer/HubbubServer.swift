@@ -1,3 +1,4 @@
+import Cluster
 import DomainSeam
 import Foundation
 import Logging
@@ -108,8 +109,14 @@ public final class HubbubServer: Sendable {
                 logger.warning("could not keep the room log", metadata: ["error": "\(error)"])
             }
         }
-        let services: [any Service] = [StoreService(store: store), logKeeper] + registry.services
-            + [TransportService(transport: transport, logger: logger, ready: "hubbub ready: \(HubbubServer.urls(configuration, transport).joined(separator: " "))")]
+        var services: [any Service] = [StoreService(store: store), logKeeper]
+        let health = ClusterHealth()
+        if store.dialect == .postgres {
+            // Other nodes may write the same rooms: hear their commits.
+            services.append(RoomLogFollower(store: store, feed: feed, health: health, logger: logger))
+        }
+        services += registry.services
+        services += [TransportService(transport: transport, logger: logger, ready: "hubbub ready: \(HubbubServer.urls(configuration, transport).joined(separator: " "))")]
         var groupConfiguration = ServiceGroupConfiguration(services: services.map { .init(service: $0) }, logger: logger)
         if stopsOnSignals { groupConfiguration.gracefulShutdownSignals = [.sigterm, .sigint] }
         group = ServiceGroup(configuration: groupConfiguration)

@@ -45,9 +45,16 @@ public final class RoomFeed: Sendable {
         var ahead: [UInt64: LoggedPush] = [:]
         /// A catch-up read is under way (one per room at a time).
         var catchingUp = false
+        /// The last seq the log is known to hold (a notification said so), and in which epoch.
+        var known: (seq: UInt64, epoch: String)?
         var isEmpty: Bool { room.memberCount == 0 && waiting.isEmpty }
         /// Whether the log holds pushes this node still needs.
-        var behind: Bool { !ahead.isEmpty || waiting.contains { $0.seq > room.seq } }
+        var behind: Bool {
+            !ahead.isEmpty || waiting.contains { $0.seq > room.seq }
+                || known.map { $0.epoch != room.epoch || $0.seq > room.seq } ?? false
+        }
+        /// The epoch to read the log in (a newer one, once a notification told of it).
+        var readEpoch: String { known?.epoch ?? room.epoch }
     }
 
     private let rooms = Mutex<[String: Tracked]>([:])
@@ -92,6 +99,21 @@ public final class RoomFeed: Sendable {
         for room in gaps { catchUp(room) }
     }
 
+    /// What another node committed (a notification): its pushes are delivered if it carries them;
+    /// otherwise a room watched here that is behind them reads them from the log.
+    public func notice(_ note: RoomNotification) {
+        if !note.payloads.isEmpty { return deliver(note.pushes) }
+        let start = rooms.withLock { rooms -> Bool in
+            guard var t = rooms[note.room] else { return false }
+            if note.epoch != t.room.epoch || note.last > t.room.seq { t.known = (note.last, note.epoch) }
+            let start = t.behind && !t.catchingUp
+            if start { t.catchingUp = true }
+            rooms[note.room] = t
+            return start
+        }
+        if start { catchUp(note.room) }
+    }
+
     /// Applies one push to a tracked room; returns whether the room is now behind the log.
     private func apply(_ push: LoggedPush, to t: inout Tracked, languageOf: (ConnectionID) -> String?) -> Bool {
         let now = Date().timeIntervalSince1970
@@ -102,6 +124,7 @@ public final class RoomFeed: Sendable {
             t.room.restart(epoch: push.epoch, seq: push.seq - 1)
             t.ahead = [:]
         }
+        if let k = t.known, k.epoch == t.room.epoch, k.seq <= push.seq { t.known = nil }
         if push.seq > t.room.seq + 1 {
             t.ahead[push.seq] = push
             return true
@@ -260,7 +283,7 @@ public final class RoomFeed: Sendable {
         Task {
             var idle = 0
             while idle < 40 {
-                guard let (epoch, seq, behind) = rooms.withLock({ rooms in rooms[name].map { ($0.room.epoch, $0.room.seq, $0.behind) } }),
+                guard let (epoch, seq, behind) = rooms.withLock({ rooms in rooms[name].map { ($0.readEpoch, $0.room.seq, $0.behind) } }),
                       behind else { break }
                 do {
                     let read = try await source.read(name, epoch: epoch, after: seq, limit: configuration.catchUpBatch)
@@ -312,41 +335,9 @@ public final class RoomFeed: Sendable {
         for (name, (epoch, seq)) in current {
             guard let head = heads[name], head.epoch != epoch || head.seq > seq else { continue }
             behind += 1
-            if head.epoch != epoch {
-                // The room began a new epoch while this node was not listening: its first pushes
-                // are read from the new epoch's start as far as the log has them.
-                do {
-                    let read = try await source.read(name, epoch: head.epoch, after: seq, limit: configuration.catchUpBatch)
-                    deliverCaughtUp(name, read)
-                } catch { continue }
-                continue
-            }
-            let start = rooms.withLock { rooms -> Bool in
-                guard var t = rooms[name], !t.catchingUp else { return false }
-                t.catchingUp = true
-                rooms[name] = t
-                return true
-            }
-            if start { catchUpTo(name, head.seq) }
+            notice(RoomNotification(room: name, epoch: head.epoch, first: head.seq, last: head.seq, at: 0, payloads: []))
         }
         return behind
-    }
-
-    /// Reads `room`'s log up to `target` (a head seen in the database).
-    private func catchUpTo(_ name: String, _ target: UInt64) {
-        Task {
-            while let (epoch, seq) = rooms.withLock({ rooms in rooms[name].map { ($0.room.epoch, $0.room.seq) } }), seq < target {
-                guard let read = try? await source.read(name, epoch: epoch, after: seq, limit: configuration.catchUpBatch), !read.isEmpty else { break }
-                catchUps.add(1, ordering: .relaxed)
-                caughtUp.add(read.count, ordering: .relaxed)
-                deliverCaughtUp(name, read)
-            }
-            rooms.withLock { rooms in
-                guard var t = rooms[name] else { return }
-                t.catchingUp = false
-                rooms[name] = t
-            }
-        }
     }
 
     // MARK: Housekeeping

@@ -66,6 +66,10 @@ public enum RoomLogRows {
             try insert.execute(arguments: [push.room, Int64(push.seq), push.at, Data(push.message.payload),
                                            push.translated.isEmpty ? nil : Data(encode(push.translated))])
         }
+        // Other nodes hear of it once (and only if) the transaction commits.
+        if db.dialect == .postgres, let note = RoomNotification(pushes) {
+            try db.execute(sql: "SELECT pg_notify(?, ?)", arguments: [RoomNotification.channel, note.text])
+        }
     }
 
     /// The room's pushes after `seq`, oldest first, at most `limit`. Read-only.

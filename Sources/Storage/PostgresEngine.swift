@@ -114,6 +114,20 @@ final class PostgresEngine: Sendable {
         }
     }
 
+    /// Listens on `channel` on a connection of its own: `listening` runs once `LISTEN` is in
+    /// place, then `received` for each notification's payload, until the connection ends (this
+    /// then throws) or the task is cancelled.
+    func listen(_ channel: String, listening: @Sendable () async -> Void, received: @Sendable (String) -> Void) async throws {
+        let connection = try await PostgresConnection.connect(configuration: configuration, id: ids.add(1, ordering: .relaxed).oldValue,
+                                                              logger: logger)
+        defer { Task { try? await connection.close() } }
+        try await connection.listen(on: channel) { notifications in
+            await listening()
+            for try await n in notifications { received(n.payload) }
+        }
+        throw PostgresStoreError.connect("the notification connection ended")
+    }
+
     func close() {
         let connections = writer.withLock { c -> [PostgresConnection] in defer { c = nil }; return c.map { [$0] } ?? [] }
             + idleReaders.withLock { r -> [PostgresConnection] in defer { r = [] }; return r }

@@ -172,6 +172,14 @@ public final class Store: Sendable {
         }
     }
 
+    /// PostgreSQL's notifications on `channel`, on a connection of their own (see
+    /// `PostgresEngine.listen`); throws at once on SQLite, which has none (one node hears its own
+    /// commits). Returns only by throwing: the connection ended, or the task was cancelled.
+    public func listen(_ channel: String, listening: @Sendable () async -> Void, received: @Sendable (String) -> Void) async throws {
+        guard case .postgres(let postgres) = engine else { throw StoreError.closed }
+        try await postgres.listen(channel, listening: listening, received: received)
+    }
+
     /// Commits pending changes and stops the writer (idempotent).
     public func close() {
         committer.stop()

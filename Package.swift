@@ -104,7 +104,7 @@ let package = Package(
         // Several nodes on one PostgreSQL: notifications of other nodes' commits into the room feed,
         // leases on rooms, forwarding ops to a room's owner.
         .target(name: "Cluster", dependencies: [
-            "RoomLog", "Storage", "Realtime", "WebSocket", "DomainSeam",
+            "RoomLog", "Storage", "Realtime", "WebSocket", "DomainSeam", "HubbubClient", "HubbubCrypto", "Transport",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Metrics", package: "swift-metrics"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -10,6 +10,8 @@ import Storage
 /// - `ops`: the requests it answers (name, rate class, who may call, typed arguments, handler);
 /// - `rooms`: for each room prefix it hosts, how a room name finds the actor hosting it
 ///   (subscribe, recovery, unsubscribe and leave-on-close all go through it);
+/// - `loggedRooms`: for each prefix whose pushes are on the room log, its snapshots and who may
+///   watch (the core's feed holds the members and serves recovery from the log);
 /// - `services`: its background work, started after the store and before the transport, and
 ///   stopped in reverse order (swift-service-lifecycle);
 /// - `erase(user:_:)`: what it deletes when an account is deleted (private data: the routes'
@@ -33,6 +35,8 @@ public protocol Domain: Sendable {
 
     var ops: [Op] { get }
     var rooms: [any RoomDirectory] { get }
+    /// The room prefixes it hosts on the room log (subscriptions through the core's feed).
+    var loggedRooms: [any LoggedRoomDirectory] { get }
     var services: [any Service] { get }
     var endpoints: [HTTPEndpoint] { get }
     /// Deletes what the domain keeps about `user` that must not outlive their account; runs in
@@ -43,6 +47,7 @@ public protocol Domain: Sendable {
 extension Domain {
     public static var settings: [any AnySetting] { [] }
     public var rooms: [any RoomDirectory] { [] }
+    public var loggedRooms: [any LoggedRoomDirectory] { [] }
     public var services: [any Service] { [] }
     public var endpoints: [HTTPEndpoint] { [] }
     public func erase(user: String, _ db: any SQLDatabase) throws {}

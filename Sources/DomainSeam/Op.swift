@@ -76,6 +76,17 @@ public struct Op: Sendable {
     public let rateClass: RateClass
     public let access: Access
     private let handler: @Sendable (Args, OpCall) async throws(ProtocolError) -> OpOutcome
+    /// The logged room whose state the op reads or changes (`venue:v12`), from its raw arguments:
+    /// with several nodes, the op runs on that room's owner node (forwarded there from the
+    /// others). Nil: it runs where it arrives (it reads or writes only the shared store).
+    public private(set) var home: (@Sendable (Args) -> String?)?
+
+    /// This op, run on the owner of the room `home` names.
+    public func homed(_ home: @escaping @Sendable (Args) -> String?) -> Op {
+        var op = self
+        op.home = home
+        return op
+    }
 
     /// Runs the op (the core has checked access and the rate limit).
     public func run(_ args: Args, _ call: OpCall) async throws(ProtocolError) -> OpOutcome {

@@ -1,4 +1,5 @@
 import Realtime
+import RoomLog
 import WebSocket
 
 /// The rooms of one prefix (`venue`, `route`, `user`, `event`): how a room's id finds the actor
@@ -12,6 +13,36 @@ public protocol RoomDirectory: Sendable {
     func host(_ id: String, for user: String) async throws(ProtocolError) -> any RoomHost
     /// The host of room `id` only if it is live: leaving a room never loads it.
     func liveHost(_ id: String) -> (any RoomHost)?
+}
+
+/// The rooms of one prefix whose pushes are on the room log (`StagedRoom`, `RoomFeed`): the core
+/// subscribes members to the node's feed itself, and asks the directory only for a snapshot (on the
+/// room's owner node, forwarded there from the others) and whether a user may watch.
+public protocol LoggedRoomDirectory: Sendable {
+    /// The prefix before the colon of the room's name (`venue` for `venue:v12`).
+    var prefix: String { get }
+    /// The room as it is now and the head of its log at that point (pushes staged included), after
+    /// checking that `user` may subscribe (`forbidden` or `not_found` otherwise).
+    func snapshot(_ id: String, for user: String) async throws(ProtocolError) -> RoomSnapshot
+    /// Checks that `user` may watch room `id`, without loading it (a recovery from the log).
+    func authorize(_ id: String, for user: String) async throws(ProtocolError)
+    /// This node just took room `id` (several nodes): whatever it held of the room in memory may
+    /// be stale (another node owned it meanwhile) and must be loaded afresh.
+    func acquired(_ id: String)
+}
+
+extension LoggedRoomDirectory {
+    public func acquired(_ id: String) {}
+}
+
+/// A logged room's state for a new subscriber, and where its log stood then.
+public struct RoomSnapshot: Sendable {
+    public var head: RoomHead
+    public var data: JSON
+    public init(head: RoomHead, data: JSON) {
+        self.head = head
+        self.data = data
+    }
 }
 
 /// An actor hosting a room (a venue, a corridor, a user's stream).

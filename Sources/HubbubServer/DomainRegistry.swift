@@ -1,3 +1,4 @@
+import Cluster
 import DomainSeam
 import Logging
 import Realtime
@@ -15,20 +16,25 @@ final class DomainRegistry: Sendable {
     /// Where members of logged rooms are (leaving goes there whether or not the room's actor is live).
     let feed: RoomFeed
 
-    init(domains: [any Domain], feed: RoomFeed) throws {
+    /// Directories of rooms on the room log, by prefix.
+    let loggedRooms: [String: any LoggedRoomDirectory]
+
+    /// - owners: where logged rooms' owners are (several nodes); nil: always here.
+    init(domains: [any Domain], feed: RoomFeed, owners: (any RoomOwners)? = nil) throws {
         self.feed = feed
         var rooms: [String: any RoomDirectory] = [:]
+        var logged: [String: any LoggedRoomDirectory] = [:]
         for d in domains {
-            for r in d.rooms {
-                guard rooms[r.prefix] == nil else {
-                    throw ConfigurationError(key: "domains", problem: "two domains host rooms \(r.prefix):")
-                }
-                rooms[r.prefix] = r
+            for prefix in d.rooms.map(\.prefix) + d.loggedRooms.map(\.prefix) where rooms[prefix] != nil || logged[prefix] != nil {
+                throw ConfigurationError(key: "domains", problem: "two domains host rooms \(prefix):")
             }
+            for r in d.rooms { rooms[r.prefix] = r }
+            for r in d.loggedRooms { logged[r.prefix] = r }
         }
         self.rooms = rooms
+        loggedRooms = logged
         var ops: [String: Op] = [:]
-        for op in domains.flatMap(\.ops) + RoomOps.all(rooms, feed: feed) {
+        for op in domains.flatMap(\.ops) + RoomOps.all(rooms, logged: logged, feed: feed, owners: owners) {
             guard ops[op.name] == nil else { throw ConfigurationError(key: "domains", problem: "two domains define op \(op.name)") }
             ops[op.name] = op
         }
@@ -69,32 +75,63 @@ enum RoomOps {
         return room
     }
 
-    static func all(_ rooms: [String: any RoomDirectory], feed: RoomFeed) -> [Op] {
+    static func all(_ rooms: [String: any RoomDirectory], logged: [String: any LoggedRoomDirectory], feed: RoomFeed,
+                    owners: (any RoomOwners)?) -> [Op] {
         @Sendable func directory(_ room: RoomName) throws(ProtocolError) -> any RoomDirectory {
             guard let d = rooms[room.prefix] else { throw .badRequest("field room: unknown room \(room.name)") }
             return d
         }
         return [
             .user("subscribe", .read, SubscribeArgs.self) { c throws(ProtocolError) in
-                let host = try await directory(c.args.room).host(c.args.room.id, for: c.user)
                 let name = c.args.room.name
                 try await c.session.addSubscription(name)
                 do throws(ProtocolError) {
-                    try await host.subscribe(reply: c.reply, since: c.args.since)
+                    if let d = logged[c.args.room.prefix] {
+                        try await subscribeLogged(d, c, feed: feed, owners: owners)
+                    } else {
+                        let host = try await directory(c.args.room).host(c.args.room.id, for: c.user)
+                        try await host.subscribe(reply: c.reply, since: c.args.since)
+                    }
                 } catch {
                     await c.session.removeSubscription(name)
                     throw error
                 }
-                return .sent // the host answered, ahead of any push
+                return .sent // the answer went out ahead of any push
             },
             .user("unsubscribe", .read, UnsubscribeArgs.self) { c throws(ProtocolError) in
                 let room = c.args.room
-                let d = try directory(room)
+                let kept = logged[room.prefix] == nil ? try directory(room) : nil
                 await c.session.removeSubscription(room.name)
                 feed.leave(c.session.member, room: room.name)
-                await d.liveHost(room.id)?.unsubscribe(c.session.member)
+                await kept?.liveHost(room.id)?.unsubscribe(c.session.member)
                 return .reply(["room": .string(room.name)])
             },
         ]
+    }
+
+    /// A logged room's subscription: with `since`, recovery from this node's feed or the log, on
+    /// any node; otherwise (or if that is gone) a snapshot from the room's owner, here or forwarded,
+    /// and the feed from that snapshot's head on.
+    static func subscribeLogged(_ d: any LoggedRoomDirectory, _ c: UserCall<SubscribeArgs>, feed: RoomFeed,
+                                owners: (any RoomOwners)?) async throws(ProtocolError) {
+        let room = c.args.room
+        let member = c.session.member
+        try await d.authorize(room.id, for: c.user)
+        if let since = c.args.since, await feed.resume(member, room: room.name, since: since, reply: { head in
+            c.reply.success(["room": .string(room.name), "seq": .int(Int(head.seq)), "epoch": .string(head.epoch), "recovered": .bool(true)])
+        }) {
+            return
+        }
+        let snapshot: RoomSnapshot
+        switch try await owners?.owner(of: room.name) ?? .here {
+        case .here: snapshot = try await d.snapshot(room.id, for: c.user)
+        case .peer(let peer): snapshot = try await peer.snapshot(room: room.name, for: c.user)
+        }
+        var result: [(String, JSON)] = [("room", .string(room.name)), ("seq", .int(Int(snapshot.head.seq))),
+                                        ("epoch", .string(snapshot.head.epoch))]
+        if c.args.since != nil { result.append(("recovered", .bool(false))) }
+        result.append(("snapshot", snapshot.data))
+        let answer = JSON.object(result)
+        feed.subscribe(member, room: room.name, at: snapshot.head) { c.reply.success(answer) }
     }
 }

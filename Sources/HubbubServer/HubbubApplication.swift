@@ -1,3 +1,4 @@
+import Cluster
 import HubbubCrypto
 import Logging
 import Transport
@@ -17,8 +18,24 @@ final class HubbubApplication: ServerApplication, @unchecked Sendable {
     private let api: DomainEndpoints
     /// The web client's pages and scripts (nil: `web.enabled` is off).
     private let web: WebResponder?
+    /// Other nodes' links (several nodes on PostgreSQL), behind the cluster's key.
+    private let clusterEndpoint: WebSocketEndpoint?
+    private let links: PeerLinks?
 
-    init(configuration: HubbubConfiguration, metrics: MetricsExposition, sessions: SessionContext, api: DomainEndpoints, web: WebResponder?) {
+    init(configuration: HubbubConfiguration, metrics: MetricsExposition, sessions: SessionContext, api: DomainEndpoints, web: WebResponder?,
+         cluster: (owners: any RoomOwners, links: PeerLinks)? = nil) {
+        links = cluster?.links
+        if let cluster {
+            var limits = configuration.transport(tlsContext: nil).webSocket
+            limits.pingIntervalNanos = 0 // the peer's link is alive as long as its requests flow; it reconnects
+            limits.idleTimeoutNanos = 0
+            clusterEndpoint = WebSocketEndpoint(policy: Handshake.ServerPolicy(),
+                                                webSocket: limits) { connection in
+                ClusterLinkHandler(connection: connection, context: sessions, owners: cluster.owners)
+            }
+        } else {
+            clusterEndpoint = nil
+        }
         self.configuration = configuration
         self.api = api
         self.web = web
@@ -45,6 +62,14 @@ final class HubbubApplication: ServerApplication, @unchecked Sendable {
         switch head.path {
         case "/ws":
             return .webSocket(sessionEndpoint)
+        case "/cluster":
+            guard let clusterEndpoint, let links else { return .text(404, "no such endpoint: /cluster\n") }
+            let key = links.currentKey
+            guard !key.isEmpty, let presented = head.value(PeerLinks.keyHeader),
+                  Digest.constantTimeEqual(Array(presented.utf8), Array(key.utf8)) else {
+                return .text(401, "a node's link needs the cluster's key\n")
+            }
+            return .webSocket(clusterEndpoint)
         case "/echo" where configuration.echo:
             return .webSocket(echoEndpoint)
         case "/broadcast" where configuration.bench:

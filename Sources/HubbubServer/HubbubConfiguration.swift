@@ -34,6 +34,7 @@ public struct HubbubConfiguration: Sendable, Equatable {
     public var rooms = Rooms()
     public var storage = Storage()
     public var database = DatabaseChoice()
+    public var cluster = Cluster()
     public var api = API()
     public var web = Web()
     /// The domains' own settings (`venues.retireAfterSeconds`, `auth.kdfIterations`...), by key;
@@ -100,6 +101,18 @@ public struct HubbubConfiguration: Sendable, Equatable {
             if c.password != nil { c.password = "redacted" }
             return c.string ?? "postgres"
         }
+    }
+
+    /// Several nodes on one PostgreSQL (`database.url`): how this node is found and how long it
+    /// holds a room.
+    public struct Cluster: Sendable, Equatable {
+        /// `host:port` other nodes reach this node's plain port at, for forwarded ops. Empty: the
+        /// configured host (127.0.0.1 for 0.0.0.0) and the bound port.
+        public var advertise = ""
+        /// A room's lease: a dead node's rooms move to another after at most this.
+        public var leaseSeconds = 6
+        /// How long a forwarded op may wait for the owner's reply.
+        public var forwardTimeoutSeconds = 10
     }
 
     public struct Storage: Sendable, Equatable {
@@ -306,6 +319,9 @@ extension HubbubConfiguration {
         try v.string("dataDir", &dataDir)
         try v.string("database.url", &database.url)
         try v.string("database", &database.url) // --database <url>
+        try v.string("cluster.advertise", &cluster.advertise)
+        try v.int("cluster.leaseSeconds", &cluster.leaseSeconds, 2...300)
+        try v.int("cluster.forwardTimeoutSeconds", &cluster.forwardTimeoutSeconds, 1...300)
         try v.int("eventLoops", &eventLoops, 0...256)
         try v.int("spinMicros", &spinMicros, 0...1_000_000)
         try v.bool("bench", &bench)

@@ -1,6 +1,7 @@
 import Cluster
 import DomainSeam
 import Foundation
+import HubbubCrypto
 import Logging
 import Realtime
 import RoomLog
@@ -71,11 +72,24 @@ public final class HubbubServer: Sendable {
                                     clock: clock, feed: feed)
         let built = try domains.map { try $0.init(context: context) }
         erasure.attach(built)
-        let registry = try DomainRegistry(domains: built, feed: feed)
+        // Several nodes (PostgreSQL): leases on logged rooms, links to the other nodes.
+        var cluster: (ownership: Ownership, links: PeerLinks)?
+        if store.dialect == .postgres {
+            let links = PeerLinks(timeoutSeconds: Double(configuration.cluster.forwardTimeoutSeconds), logger: logger)
+            let logged = Dictionary(built.flatMap(\.loggedRooms).map { ($0.prefix, $0) }, uniquingKeysWith: { a, _ in a })
+            var ownershipConfiguration = Ownership.Configuration()
+            ownershipConfiguration.leaseSeconds = Double(configuration.cluster.leaseSeconds)
+            let ownership = Ownership(nodeID: "n" + Digest.randomToken(length: 10), store: store, links: links,
+                                      configuration: ownershipConfiguration, logger: logger) { room in
+                if let name = RoomName(room) { logged[name.prefix]?.acquired(name.id) }
+            }
+            cluster = (ownership, links)
+        }
+        let registry = try DomainRegistry(domains: built, feed: feed, owners: cluster?.ownership)
 
         let rl = configuration.rateLimits
         let sessions = SessionContext(
-            registry: registry, signedIn: signedIn, sink: sink,
+            registry: registry, owners: cluster?.ownership, signedIn: signedIn, sink: sink,
             limits: .init(rateBudgets: [.auth: .init(perSecond: rl.authPerSecond, burst: Double(rl.authBurst)),
                                         .read: .init(perSecond: rl.readPerSecond, burst: Double(rl.readBurst)),
                                         .write: .init(perSecond: rl.writePerSecond, burst: Double(rl.writeBurst))],
@@ -88,7 +102,8 @@ public final class HubbubServer: Sendable {
         case (true, let root): WebResponder(.directory(URL(fileURLWithPath: root)))
         }
         let app = HubbubApplication(configuration: configuration, metrics: MetricsExposition.shared, sessions: sessions,
-                                     api: try DomainEndpoints(registry.endpoints, logger: logger), web: web)
+                                     api: try DomainEndpoints(registry.endpoints, logger: logger), web: web,
+                                     cluster: cluster.map { ($0.ownership, $0.links) })
         let d = configuration.deflate
         var transportConfiguration = configuration.transport(tlsContext: tlsContext)
         if tlsOnFreePort { transportConfiguration.tlsPort = 0 }
@@ -98,7 +113,7 @@ public final class HubbubServer: Sendable {
         if configuration.bench { app.attach(broadcast: BroadcastHub(loops: transport.eventLoops)) }
 
         let retention = Double(r.logRetentionSeconds)
-        let logKeeper = Periodic(every: 60, atStart: {}) { now in
+        let logKeeper = Periodic(every: 60) { now in
             feed.trim(now: now)
             do {
                 try await store.write { db in
@@ -116,7 +131,15 @@ public final class HubbubServer: Sendable {
             services.append(RoomLogFollower(store: store, feed: feed, health: health, logger: logger))
         }
         services += registry.services
+        let transport = self.transport
         services += [TransportService(transport: transport, logger: logger, ready: "hubbub ready: \(HubbubServer.urls(configuration, transport).joined(separator: " "))")]
+        if let cluster {
+            // After the transport: on a graceful stop it gives the leases back before the connections drain.
+            let advertise = configuration.cluster.advertise, host = configuration.host == "0.0.0.0" ? "127.0.0.1" : configuration.host
+            services.append(ClusterService(ownership: cluster.ownership, links: cluster.links,
+                                           address: { advertise.isEmpty ? "\(host):\(transport.port)" : advertise },
+                                           leaseSeconds: Double(configuration.cluster.leaseSeconds), logger: logger))
+        }
         var groupConfiguration = ServiceGroupConfiguration(services: services.map { .init(service: $0) }, logger: logger)
         if stopsOnSignals { groupConfiguration.gracefulShutdownSignals = [.sigterm, .sigint] }
         group = ServiceGroup(configuration: groupConfiguration)

@@ -1,3 +1,4 @@
+import Cluster
 import DomainSeam
 import Foundation
 import Logging
@@ -15,6 +16,8 @@ struct SessionContext: Sendable {
     }
 
     let registry: DomainRegistry
+    /// Where logged rooms' owners are (several nodes on PostgreSQL); nil: always here.
+    let owners: (any RoomOwners)?
     let signedIn: SignedInSessions
     let sink: any PushSink
     let limits: Limits
@@ -80,12 +83,38 @@ actor Session: SessionControl {
             return
         }
         do throws(ProtocolError) {
+            if let owners = context.owners, let home = op.home?(request.args), case .peer(let peer) = try await owners.owner(of: home) {
+                return try await forward(request, to: peer, home: home, owners: owners)
+            }
             switch try await op.run(request.args, OpCall(requestID: request.id, user: identity?.user, session: self, reply: reply)) {
             case .reply(let result): reply.success(result)
             case .sent: break
             }
         } catch {
             reply.failure(error)
+        }
+    }
+
+    /// Hands the request to the node that owns its room and returns once it is sent (the session
+    /// takes the next request); the owner's reply goes to the client under the client's own id.
+    private func forward(_ request: Request, to peer: any PeerNode, home: String, owners: any RoomOwners) async throws(ProtocolError) {
+        let member = self.member, sink = context.sink, id = request.id
+        do throws(ProtocolError) {
+            try await peer.forward(op: request.op, args: request.args.value, user: identity?.user, address: address) { outcome in
+                switch outcome {
+                case .success(let text):
+                    guard let answer = ReplyID.replace(text, with: id) else {
+                        return sink.deliver(OutboundMessage(text: Envelope.failure(id: id, error: ProtocolError(.internal, "the room's node answered oddly"))), to: member)
+                    }
+                    sink.deliver(OutboundMessage(kind: .text, payload: answer), to: member)
+                case .failure(let error):
+                    owners.forget(home)
+                    sink.deliver(OutboundMessage(text: Envelope.failure(id: id, error: error)), to: member)
+                }
+            }
+        } catch {
+            owners.forget(home)
+            throw error
         }
     }
 

@@ -291,6 +291,13 @@ public struct Room: Sendable {
         return .recovered(history[historyStart...].filter { $0.seq > since.seq }.map { $0.message(for: language) })
     }
 
+    /// Whether every push after `seq` (of this epoch) is still in the history: a member whose view
+    /// stands there can join without a gap.
+    public func covers(after seq: UInt64) -> Bool {
+        guard seq < self.seq else { return seq == self.seq }
+        return historyStart < history.count && history[historyStart].seq <= seq + 1
+    }
+
     /// Removes a member (no-op if absent).
     public mutating func leave(_ member: ConnectionID) {
         guard let at = positions.removeValue(forKey: member) else { return }

@@ -170,8 +170,9 @@ public final class RoomFeed: Sendable {
     /// answer, with that snapshot) goes first, then every push after `head.seq`, in order. The
     /// snapshot may be ahead of what this node delivered (the member then waits for the room to
     /// get there) or behind it (it gets what followed from the history).
-    public func subscribe(_ member: ConnectionID, room name: String, at head: RoomHead, language: String?, reply: () -> Void) {
+    public func subscribe(_ member: ConnectionID, room name: String, at head: RoomHead, language: String? = nil, reply: () -> Void) {
         let now = Date().timeIntervalSince1970
+        let language = language ?? readerLanguage.withLock { $0 }(member)
         let start = rooms.withLock { rooms -> Bool in
             var t = rooms[name] ?? Tracked(room: Room(name: name, epoch: head.epoch, seq: head.seq, limits: configuration.history))
             if t.room.epoch != head.epoch {
@@ -197,19 +198,23 @@ public final class RoomFeed: Sendable {
     /// still be had (from this node's history or the log): then `reply(head)` goes first and those
     /// pushes follow, and this returns true. Returns false, having done nothing, when the epoch
     /// changed or the pushes are gone (the caller then sends a snapshot).
-    public func resume(_ member: ConnectionID, room name: String, since: Since, language: String?,
+    public func resume(_ member: ConnectionID, room name: String, since: Since, language: String? = nil,
                        reply: (RoomHead) -> Void) async -> Bool {
         let now = Date().timeIntervalSince1970
-        enum Local { case done, refused, readLog }
+        let language = language ?? readerLanguage.withLock { $0 }(member)
+        enum Local { case done, catchUp, refused, readLog }
         let local: Local = rooms.withLock { rooms in
             guard var t = rooms[name] else { return .readLog }
             guard t.room.epoch == since.epoch else { return .refused }
             if since.seq > t.room.seq {
-                // The client saw more than this node delivered yet (it came from another node).
+                // The client saw more than this node delivered yet (it came from another node):
+                // it waits while the room catches up from the log.
                 reply(RoomHead(seq: since.seq, epoch: since.epoch))
                 t.waiting.append(Waiting(member: member, seq: since.seq, language: language))
+                let start = !t.catchingUp
+                t.catchingUp = true
                 rooms[name] = t
-                return .done
+                return start ? .catchUp : .done
             }
             switch t.room.join(member, since: since, now: now, language: language) {
             case .recovered(let missed):
@@ -225,6 +230,9 @@ public final class RoomFeed: Sendable {
         }
         switch local {
         case .done: return true
+        case .catchUp:
+            catchUp(name)
+            return true
         case .refused: return false
         case .readLog: break
         }
@@ -246,8 +254,14 @@ public final class RoomFeed: Sendable {
             var t = rooms[name] ?? Tracked(room: Room(name: name, epoch: since.epoch, seq: since.seq, limits: configuration.history))
             guard t.room.epoch == since.epoch else { return (false, false) }
             for push in read where push.seq > t.room.seq { _ = apply(push, to: &t, languageOf: languageOf) }
-            // What the log gave that this room had already moved past goes to the member directly.
+            // What the log gave that this room had already moved past goes to the member directly;
+            // what came after must still be in the history (another subscriber may have moved the
+            // room on meanwhile), or the member takes a snapshot instead.
             let upTo = read.last?.seq ?? since.seq
+            guard t.room.seq <= upTo || t.room.covers(after: upTo) else {
+                if !t.isEmpty { rooms[name] = t }
+                return (false, false)
+            }
             reply(RoomHead(seq: max(t.room.seq, upTo), epoch: t.room.epoch))
             for push in read { sink.deliver(push.message(for: language), to: member) }
             if t.room.seq >= upTo {
@@ -282,9 +296,19 @@ public final class RoomFeed: Sendable {
     private func catchUp(_ name: String) {
         Task {
             var idle = 0
-            while idle < 40 {
-                guard let (epoch, seq, behind) = rooms.withLock({ rooms in rooms[name].map { ($0.readEpoch, $0.room.seq, $0.behind) } }),
-                      behind else { break }
+            while true {
+                // Stop once level (or after about a second of finding nothing new): checked under the
+                // lock that clears `catchingUp`, so a gap opened meanwhile is not left waiting.
+                let next = rooms.withLock { rooms -> (epoch: String, seq: UInt64)? in
+                    guard var t = rooms[name] else { return nil }
+                    guard t.behind, idle < 40 else {
+                        t.catchingUp = false
+                        rooms[name] = t
+                        return nil
+                    }
+                    return (t.readEpoch, t.room.seq)
+                }
+                guard let (epoch, seq) = next else { return }
                 do {
                     let read = try await source.read(name, epoch: epoch, after: seq, limit: configuration.catchUpBatch)
                     catchUps.add(1, ordering: .relaxed)
@@ -301,11 +325,6 @@ public final class RoomFeed: Sendable {
                     idle += 10
                     try? await Task.sleep(for: .milliseconds(200))
                 }
-            }
-            rooms.withLock { rooms in
-                guard var t = rooms[name] else { return }
-                t.catchingUp = false
-                rooms[name] = t
             }
         }
     }

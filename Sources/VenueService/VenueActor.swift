@@ -14,7 +14,7 @@ import WebSocket
 /// with the next `seq`), and delivered to subscribers and the reply sent once it is durable, while
 /// this actor already takes the next vote. Subscribers are the node's `RoomFeed`'s, not this
 /// actor's: another node's patrons get the same pushes from the log.
-public actor VenueActor: RoomHost {
+public actor VenueActor {
     private(set) var venue: VenueRecord
     let directory: VenueDirectory
     let store: Store
@@ -49,28 +49,15 @@ public actor VenueActor: RoomHost {
 
     // MARK: The room
 
-    public func subscribe(reply: Replier, since: Since?) async throws(ProtocolError) {
-        let name = room.name
-        if let since, await feed.resume(reply.member, room: name, since: since, language: nil, reply: { head in
-            reply.success(["room": .string(name), "seq": .int(Int(head.seq)), "epoch": .string(head.epoch), "recovered": .bool(true)])
-        }) {
-            return
-        }
-        // The only suspension left comes first: retirement and removal are checked after it, and
-        // the snapshot is taken in the same step as the check.
+    /// The venue for a new subscriber (`venue`, `checkedIn`, `playlist`) and the room's head at
+    /// that point.
+    public func snapshot() async throws(ProtocolError) -> RoomSnapshot {
+        // The only suspension comes first: retirement and removal are checked after it, and the
+        // snapshot is taken in the same step as the check.
         let checkedIn = try await directory.checkinCount(venue.id)
-        if let successor = try takeOver() { return try await successor.subscribe(reply: reply, since: nil) }
+        if let successor = try takeOver() { return try await successor.snapshot() }
         lastActivity = Date().timeIntervalSince1970
-        let head = room.head
-        var result: [(String, JSON)] = [("room", .string(name)), ("seq", .int(Int(head.seq))), ("epoch", .string(head.epoch))]
-        if since != nil { result.append(("recovered", .bool(false))) }
-        result.append(("snapshot", ["venue": venue.json, "checkedIn": .int(checkedIn), "playlist": playlistJSON]))
-        let answer = JSON.object(result)
-        feed.subscribe(reply.member, room: name, at: head, language: nil) { reply.success(answer) }
-    }
-
-    public func unsubscribe(_ member: ConnectionID) {
-        feed.leave(member, room: room.name)
+        return RoomSnapshot(head: room.head, data: ["venue": venue.json, "checkedIn": .int(checkedIn), "playlist": playlistJSON])
     }
 
     /// Before any change or subscription: `not_found` if the venue is gone; if this actor was
@@ -155,6 +142,9 @@ public actor VenueActor: RoomHost {
         retired = true
         return true
     }
+
+    /// The venue's id.
+    public var venueID: String { venue.id }
 
     /// The room's last `seq` (pushes staged included) and epoch.
     public var head: RoomHead { room.head }

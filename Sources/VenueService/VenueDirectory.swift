@@ -235,6 +235,15 @@ public final class VenueDirectory: Sendable {
         }
     }
 
+    /// Forgets the venue's actor, live or retired (this node just took the venue's room: another
+    /// node may have changed it since): the next caller loads what is stored.
+    public func drop(_ id: String) {
+        live.withLock { live in
+            live.actors[id] = nil
+            live.retired[id] = nil
+        }
+    }
+
     /// Drops an actor whose memory may be ahead of the store (a commit failed): the next caller
     /// loads what is durable, and the actor never comes back.
     func evict(_ actor: VenueActor, id: String) {

@@ -11,10 +11,15 @@ extension VenuesDomain {
     private func onVenue<A: VenueScoped>(_ name: String, _ rateClass: RateClass, _ arguments: A.Type,
                                          _ body: @escaping @Sendable (VenueActor, UserCall<A>) async throws(ProtocolError) -> Void) -> Op {
         let venues = directory
-        return .user(name, rateClass, A.self) { c throws(ProtocolError) in
+        return Op.user(name, rateClass, A.self) { c throws(ProtocolError) in
             try await body(try await venues.actor(for: c.args.venue), c)
             return .sent
-        }
+        }.homed(VenuesDomain.home)
+    }
+
+    /// The room of the venue an op names (`venue`): its actor lives on that room's owner node.
+    static let home: @Sendable (Args) -> String? = { args in
+        (try? args.optionalString("venue", maxLength: 64)).flatMap { $0.map { "venue:\($0)" } }
     }
 
     var jukeboxOps: [Op] {
@@ -62,10 +67,10 @@ extension VenuesDomain {
                 let shownRequester = requester.flatMap { $0 != c.user && hides(.requests, $0) ? nil : $0 }
                 return .reply(["track": .string(c.args.track), "voters": .array(voters.filter { !hidden.contains($0) }.map { .string($0) }),
                                "hiddenVoters": .int(hidden.count), "requester": shownRequester.map { .string($0) } ?? .null])
-            },
+            }.homed(VenuesDomain.home),
             .user("venue.playlist.get", .read, VenueArgs.self) { c throws(ProtocolError) in
                 .reply(["playlist": try await venues.actor(for: c.args.venue).playlistJSON])
-            },
+            }.homed(VenuesDomain.home),
             .user("user.votes", .read, UserArgument.self) { c throws(ProtocolError) in
                 let user = c.args.user ?? c.user
                 try capabilities.resolve(UserDirectory.self)?.requireVisible(.votes, of: user, to: c.user)
@@ -93,11 +98,11 @@ extension VenuesDomain {
             .user("venue.update", .write, RawArgs.self) { c throws(ProtocolError) in
                 let id = try c.args.args.string("venue", maxLength: 64)
                 return .reply(["venue": try await venues.update(id, by: c.user, args: c.args.args).json])
-            },
+            }.homed(VenuesDomain.home),
             .user("venue.remove", .write, VenueArgs.self) { c throws(ProtocolError) in
                 try await venues.remove(c.args.venue, by: c.user)
                 return .reply(["removed": .string(c.args.venue)])
-            },
+            }.homed(VenuesDomain.home),
             .user("venue.search", .read, SearchArgs.self) { c throws(ProtocolError) in
                 .reply(["venues": .array(try await venues.search(c.args.q).map(\.json))])
             },
@@ -113,7 +118,7 @@ extension VenuesDomain {
             },
             .user("venue.checkin", .write, VenueArgs.self) { c throws(ProtocolError) in
                 .reply(["checkedIn": .int(try await venues.checkin(c.args.venue, user: c.user))])
-            },
+            }.homed(VenuesDomain.home),
             .user("user.checkins", .read, UserArgument.self) { c throws(ProtocolError) in
                 let user = c.args.user ?? c.user
                 try capabilities.resolve(UserDirectory.self)?.requireVisible(.checkins, of: user, to: c.user)

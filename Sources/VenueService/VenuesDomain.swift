@@ -43,14 +43,17 @@ public struct VenuesDomain: Domain {
     }
 
     public var ops: [Op] { jukeboxOps + profileOps }
-    public var rooms: [any RoomDirectory] { [VenueRooms(directory: directory)] }
+    public var loggedRooms: [any LoggedRoomDirectory] { [VenueRooms(directory: directory)] }
     public var services: [any Service] { [sweeper] }
 
     /// `venue:<id>`: any logged-in user may watch any venue that exists.
-    struct VenueRooms: RoomDirectory {
+    struct VenueRooms: LoggedRoomDirectory {
         let directory: VenueDirectory
         var prefix: String { "venue" }
-        func host(_ id: String, for user: String) async throws(ProtocolError) -> any RoomHost { try await directory.actor(for: id) }
-        func liveHost(_ id: String) -> (any RoomHost)? { directory.liveActor(id) }
+        func snapshot(_ id: String, for user: String) async throws(ProtocolError) -> RoomSnapshot {
+            try await directory.actor(for: id).snapshot()
+        }
+        func authorize(_ id: String, for user: String) async throws(ProtocolError) {}
+        func acquired(_ id: String) { directory.drop(id) }
     }
 }

@@ -67,8 +67,17 @@ final class DomainHarness: @unchecked Sendable {
 
     /// Subscribes `member` to `venue:<id>` through the domain's room directory.
     func subscribe(_ venue: String, user: String, member: ConnectionID) async throws {
-        let host = try await domain.rooms[0].host(venue, for: user)
-        try await host.subscribe(reply: Replier(member: member, requestID: 0, sink: sink), since: nil)
+        try await subscribe(through: try await domain.directory.actor(for: venue), member: member)
+    }
+
+    /// Subscribes `member` as the core does: a snapshot from `actor`, then the node's feed from its
+    /// head on; the reply (request `requestID`) carries the snapshot.
+    func subscribe(through actor: VenueActor, member: ConnectionID, requestID: Int = 0) async throws {
+        let snapshot = try await actor.snapshot()
+        let room = "venue:\(await actor.venueID)"
+        domain.directory.feed.subscribe(member, room: room, at: snapshot.head) {
+            sink.deliver(OutboundMessage(text: Envelope.success(id: requestID, result: ["snapshot": snapshot.data])), to: member)
+        }
     }
 
     /// Pushes `member` received (messages with a `room`), parsed.

@@ -39,7 +39,7 @@ final class RetirementRaceTests: XCTestCase {
         XCTAssertNil(h.domain.directory.liveActor(id), "the idle venue was retired")
 
         let watcher = h.connection()
-        try await held.subscribe(reply: Replier(member: watcher, requestID: 0, sink: h.sink), since: nil)
+        try await h.subscribe(through: held, member: watcher)
         XCTAssertTrue(h.domain.directory.liveActor(id) === held, "the retired actor serves again")
 
         try await h.call("venue.vote", ["venue": .string(id), "track": "t2"], user: "guest", member: owner)
@@ -55,7 +55,7 @@ final class RetirementRaceTests: XCTestCase {
         XCTAssertFalse(successor === held, "the vote loaded the venue afresh")
 
         let watcher = h.connection()
-        try await held.subscribe(reply: Replier(member: watcher, requestID: 0, sink: h.sink), since: nil)
+        try await h.subscribe(through: held, member: watcher)
         XCTAssertTrue(h.domain.directory.liveActor(id) === successor, "the retired actor did not come back beside its successor")
 
         try await h.call("venue.vote", ["venue": .string(id), "track": "t1"], user: "guest2", member: owner)
@@ -83,7 +83,7 @@ final class RetirementRaceTests: XCTestCase {
         try await h.call("venue.vote", ["venue": .string(id), "track": "t2"], user: "guest", member: owner)
 
         let watcher = h.connection()
-        try await held.subscribe(reply: Replier(member: watcher, requestID: 7, sink: h.sink), since: nil)
+        try await h.subscribe(through: held, member: watcher, requestID: 7)
         let reply = try h.sink.messages(watcher).map { try JSONParser.parse($0.payload) }.first { $0["id"] == .int(7) }
         guard case .array(let tracks)? = reply?["result"]?["snapshot"]?["playlist"]?["tracks"] else {
             return XCTFail("no snapshot in \(reply?.encoded ?? "no reply")")

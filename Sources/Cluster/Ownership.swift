@@ -1,0 +1,207 @@
+import DomainSeam
+import Foundation
+import Logging
+import Realtime
+import Storage
+import Synchronization
+
+/// Which node owns each logged room (a lease in `cluster_lease`, on PostgreSQL's clock), as this
+/// node knows it. A room nobody holds, or whose holder's lease ran out (the node died or lost the
+/// database), is claimed by the first node that needs it. The holder renews all its leases in one
+/// statement every third of `leaseSeconds` (`renew`). A node that cannot renew stops counting a
+/// room as its own a quarter of a lease before the lease runs out, so two nodes never both act
+/// as the owner for long; and even then the room head's check (`RoomLogRows.append`) refuses the
+/// stale one's writes.
+public final class Ownership: RoomOwners {
+    public struct Configuration: Sendable {
+        /// How long a lease lasts without renewal: a dead node's rooms move after at most this.
+        public var leaseSeconds: Double = 6
+        public init() {}
+    }
+
+    /// A room as this node knows it; `until` on this node's monotonic clock (seconds).
+    private enum Entry {
+        case mine(until: Double)
+        case theirs(node: String, address: String, until: Double)
+    }
+
+    public let nodeID: String
+    private let store: Store
+    private let links: PeerLinks
+    private let configuration: Configuration
+    private let logger: Logger
+    private let entries = Mutex<[String: Entry]>([:])
+    /// Claims under way, so many requests for one room make one claim.
+    private let claims = Mutex<[String: Task<Entry, Error>]>([:])
+    /// Called when this node takes a room it did not hold (its memory of the room may be stale).
+    private let acquired: @Sendable (String) -> Void
+    /// Set while draining: rooms are no longer claimed here.
+    private let draining = Atomic<Bool>(false)
+
+    public init(nodeID: String, store: Store, links: PeerLinks, configuration: Configuration = .init(), logger: Logger,
+                acquired: @escaping @Sendable (String) -> Void) {
+        self.nodeID = nodeID
+        self.store = store
+        self.links = links
+        self.configuration = configuration
+        self.logger = logger
+        self.acquired = acquired
+    }
+
+    static func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+
+    /// How long before its lease runs out a node stops counting a room as its own.
+    private var margin: Double { configuration.leaseSeconds / 4 }
+
+    public func owner(of room: String) async throws(ProtocolError) -> RoomOwner {
+        let now = Self.now()
+        switch entries.withLock({ $0[room] }) {
+        case .mine(let until)? where until > now: return .here
+        case .theirs(_, let address, let until)? where until > now: return .peer(links.peer(at: address))
+        default: break
+        }
+        let entry: Entry
+        do { entry = try await claim(room) } catch let e as ProtocolError { throw e } catch {
+            logger.warning("cluster: could not claim a room", metadata: ["room": "\(room)", "error": "\(error)"])
+            throw ProtocolError(.unavailable, "the room's owner cannot be found; try again")
+        }
+        switch entry {
+        case .mine: return .here
+        case .theirs(_, let address, _): return .peer(links.peer(at: address))
+        }
+    }
+
+    /// Forgets who owns `room` (its owner could not be reached): the next request asks again.
+    public func forget(_ room: String) {
+        entries.withLock { entries in
+            if case .theirs? = entries[room] { entries[room] = nil }
+        }
+    }
+
+    /// Takes the lease if it is free (or already this node's), else learns its holder. One claim
+    /// per room at a time.
+    private func claim(_ room: String) async throws -> Entry {
+        let task = claims.withLock { claims -> Task<Entry, Error> in
+            if let running = claims[room] { return running }
+            let task = Task { try await self.claimNow(room) }
+            claims[room] = task
+            return task
+        }
+        defer { claims.withLock { $0[room] = nil } }
+        return try await task.value
+    }
+
+    private func claimNow(_ room: String) async throws -> Entry {
+        let me = nodeID, ttl = configuration.leaseSeconds, draining = self.draining.load(ordering: .relaxed)
+        let asked = Self.now()
+        // Most rooms are held by a live node: a read finds it without a write.
+        let held = try await store.read { db in try Self.holder(of: room, db) }
+        let row: (node: String, address: String?, remaining: Double)
+        if let held, held.node != me, held.remaining > 0 { row = held } else {
+            row = try await store.write { db in
+                if !draining {
+                try db.execute(sql: """
+                    INSERT INTO cluster_lease (shard, node, expires) VALUES (?, ?, EXTRACT(EPOCH FROM clock_timestamp()) + ?)
+                    ON CONFLICT (shard) DO UPDATE SET node = EXCLUDED.node, expires = EXCLUDED.expires
+                    WHERE cluster_lease.expires < EXTRACT(EPOCH FROM clock_timestamp()) OR cluster_lease.node = EXCLUDED.node
+                    """, arguments: [room, me, ttl])
+                }
+                guard let r = try Self.holder(of: room, db) else {
+                    throw ProtocolError(.unavailable, "no node can take the room now (this one is stopping); try again")
+                }
+                return r
+            }
+        }
+        let entry: Entry
+        if row.node == me {
+            entry = .mine(until: asked + row.remaining - margin)
+        } else {
+            guard let address = row.address else { throw ProtocolError(.unavailable, "the room's owner is not reachable yet; try again") }
+            // Another node's until its lease would run out, or until it cannot be reached (`forget`).
+            entry = .theirs(node: row.node, address: address, until: asked + max(0.5, row.remaining - margin))
+        }
+        let wasMine = entries.withLock { entries -> Bool in
+            defer { entries[room] = entry }
+            if case .mine? = entries[room] { return true }
+            return false
+        }
+        if case .mine = entry, !wasMine {
+            acquired(room)
+            logger.debug("cluster: took a room", metadata: ["room": "\(room)"])
+        }
+        return entry
+    }
+
+    /// The lease's holder, its address and the seconds left on it (PostgreSQL's clock).
+    private static func holder(of room: String, _ db: any SQLDatabase) throws -> (node: String, address: String?, remaining: Double)? {
+        try db.fetchOne(sql: """
+            SELECT l.node, n.address, l.expires - EXTRACT(EPOCH FROM clock_timestamp()) AS remaining
+            FROM cluster_lease l LEFT JOIN cluster_node n ON n.id = l.node WHERE l.shard = ?
+            """, arguments: [room]).map { ($0["node"], $0["address"], $0["remaining"]) }
+    }
+
+    /// Renews every lease this node holds (one statement) and its heartbeat; rooms whose lease
+    /// another node took are forgotten (and their memory dropped through `acquired`'s counterpart,
+    /// the next claim).
+    public func renew() async {
+        let me = nodeID, ttl = configuration.leaseSeconds
+        let asked = Self.now()
+        do {
+            let held: Set<String> = try await store.write { db in
+                try db.execute(sql: "UPDATE cluster_node SET seen = EXTRACT(EPOCH FROM clock_timestamp()) WHERE id = ?", arguments: [me])
+                try db.execute(sql: "UPDATE cluster_lease SET expires = EXTRACT(EPOCH FROM clock_timestamp()) + ? WHERE node = ?",
+                               arguments: [ttl, me])
+                return Set(try db.fetchAll(sql: "SELECT shard FROM cluster_lease WHERE node = ?", arguments: [me]).map { $0["shard"] as String })
+            }
+            let until = asked + ttl - margin
+            entries.withLock { entries in
+                for (room, entry) in entries {
+                    guard case .mine = entry else { continue }
+                    entries[room] = held.contains(room) ? .mine(until: until) : nil
+                }
+            }
+        } catch {
+            logger.warning("cluster: could not renew this node's leases", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Registers this node (its address for forwarding) and makes the cluster's link key if none
+    /// exists yet; returns the key.
+    public func register(address: String) async throws -> String {
+        let me = nodeID
+        return try await store.write { db in
+            try db.execute(sql: """
+                INSERT INTO cluster_node (id, address, started, seen) VALUES (?, ?, EXTRACT(EPOCH FROM clock_timestamp()), EXTRACT(EPOCH FROM clock_timestamp()))
+                """, arguments: [me, address])
+            // Nodes gone for an hour are forgotten.
+            try db.execute(sql: "DELETE FROM cluster_node WHERE seen < EXTRACT(EPOCH FROM clock_timestamp()) - 3600")
+            try db.execute(sql: "INSERT OR IGNORE INTO cluster_secret (id, secret) VALUES (1, ?)", arguments: [PeerLinks.newSecret()])
+            guard let secret = try String.fetchOne(db, sql: "SELECT secret FROM cluster_secret WHERE id = 1") else {
+                throw ProtocolError(.internal, "no cluster secret")
+            }
+            return secret
+        }
+    }
+
+    /// Stops taking rooms and gives back every lease this node holds, so the other nodes take its
+    /// rooms at once rather than after a lease (a graceful stop).
+    public func release() async {
+        draining.store(true, ordering: .relaxed)
+        let me = nodeID
+        entries.withLock { $0 = [:] }
+        do {
+            try await store.write { db in
+                try db.execute(sql: "DELETE FROM cluster_lease WHERE node = ?", arguments: [me])
+                try db.execute(sql: "UPDATE cluster_node SET draining = 1 WHERE id = ?", arguments: [me])
+            }
+        } catch {
+            logger.warning("cluster: could not give back this node's leases (they run out by themselves)", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Rooms this node counts as its own now (metrics, tests).
+    public var ownedCount: Int {
+        let now = Self.now()
+        return entries.withLock { $0.values.filter { if case .mine(let until) = $0 { until > now } else { false } }.count }
+    }
+}

@@ -1,0 +1,29 @@
+import DomainSeam
+import Realtime
+
+/// Where a logged room's owner is, as the core asks before it runs an op homed in that room
+/// (`Op.homed`) or takes a snapshot of it: here, or another node to forward to.
+public protocol RoomOwners: Sendable {
+    func owner(of room: String) async throws(ProtocolError) -> RoomOwner
+    /// The owner given for `room` could not be reached: ask again next time.
+    func forget(_ room: String)
+}
+
+/// A room's owner, seen from this node.
+public enum RoomOwner: Sendable {
+    /// This node: run the op here.
+    case here
+    /// Another node: forward to it.
+    case peer(any PeerNode)
+}
+
+/// Another node, as this one forwards to it.
+public protocol PeerNode: Sendable {
+    /// Sends request `op` with `args` there, as `user` (from `address`), in call order, and returns
+    /// once it is sent; `completion` gets its reply's text (`{"id":…,"ok":…}`, with the id the link
+    /// gave it), or the error that kept it from coming.
+    func forward(op: String, args: JSON, user: String?, address: String,
+                 completion: @escaping @Sendable (Result<[UInt8], ProtocolError>) -> Void) async throws(ProtocolError)
+    /// The room's snapshot, taken there, for `user`.
+    func snapshot(room: String, for user: String) async throws(ProtocolError) -> RoomSnapshot
+}

@@ -1,0 +1,111 @@
+import Cluster
+import DomainSeam
+import Foundation
+import Logging
+import Realtime
+import RoomLog
+import Transport
+import WebSocket
+
+/// The serving end of another node's link (`/cluster`, behind the cluster's key): requests that
+/// node forwarded to rooms this one owns, each run as the user it names (that node checked the
+/// user's token and rate limits). One user's requests run in the order they came; different
+/// users' run side by side. Each reply goes back over the link with the link's own request id.
+actor LinkSession: SessionControl {
+    nonisolated let member: ConnectionID
+    nonisolated let address = "cluster"
+    private let context: SessionContext
+    private let owners: any RoomOwners
+    /// The last request still running per user: the next waits for it.
+    private var tails: [String: Task<Void, Never>] = [:]
+
+    init(member: ConnectionID, context: SessionContext, owners: any RoomOwners) {
+        self.member = member
+        self.context = context
+        self.owners = owners
+    }
+
+    func run(_ messages: AsyncStream<Message>) async {
+        for await message in messages { take(message) }
+    }
+
+    private func take(_ message: Message) {
+        let json: JSON
+        do { json = try JSONParser.parse(message.data) } catch {
+            return context.logger.warning("cluster: a link sent bad JSON")
+        }
+        guard case .int(let id)? = json["id"], case .string(let op)? = json["op"] else {
+            return context.logger.warning("cluster: a link sent a request without id or op")
+        }
+        let user: String? = if case .string(let u)? = json["as"] { u } else { nil }
+        let args = Args(json["args"] ?? .object([]))
+        let key = user ?? ""
+        let previous = tails[key]
+        let task = Task {
+            await previous?.value
+            await self.handle(id: id, op: op, args: args, user: user)
+        }
+        tails[key] = task
+        Task {
+            await task.value
+            self.finished(key, task)
+        }
+    }
+
+    private func finished(_ key: String, _ task: Task<Void, Never>) {
+        if tails[key] == task { tails[key] = nil }
+    }
+
+    private func handle(id: Int, op name: String, args: Args, user: String?) async {
+        let reply = Replier(member: member, requestID: id, sink: context.sink)
+        do throws(ProtocolError) {
+            if name == ClusterOp.snapshot {
+                let roomName = try args.string("room", maxLength: 200)
+                guard let room = RoomName(roomName), let d = context.registry.loggedRooms[room.prefix], let user else {
+                    throw .badRequest("field room: not a logged room: \(roomName)")
+                }
+                try await requireHere(roomName)
+                let s = try await d.snapshot(room.id, for: user)
+                return reply.success(["seq": .int(Int(s.head.seq)), "epoch": .string(s.head.epoch), "data": s.data])
+            }
+            guard let op = context.registry.ops[name] else { throw .badRequest("unknown op \(name)") }
+            if op.access == .user && user == nil { throw .unauthorized("log in or send auth first") }
+            if let home = op.home?(args) { try await requireHere(home) }
+            switch try await op.run(args, OpCall(requestID: id, user: user, session: self, reply: reply)) {
+            case .reply(let result): reply.success(result)
+            case .sent: break
+            }
+        } catch {
+            reply.failure(error)
+        }
+    }
+
+    /// A room that moved to another node since the forwarding node looked is refused (it asks again).
+    private func requireHere(_ room: String) async throws(ProtocolError) {
+        guard case .here = try await owners.owner(of: room) else {
+            throw ProtocolError(.unavailable, "the room moved to another node; try again")
+        }
+    }
+
+    // Forwarded ops never sign in or subscribe on the link.
+    func signIn(_ identity: Identity) {}
+    func signOut() -> Identity? { nil }
+    func addSubscription(_ room: String) {}
+    func removeSubscription(_ room: String) {}
+}
+
+/// Bridges a `/cluster` connection's loop thread to its `LinkSession`.
+final class ClusterLinkHandler: WebSocketHandler {
+    private let continuation: AsyncStream<Message>.Continuation
+
+    init(connection: WebSocketConnection, context: SessionContext, owners: any RoomOwners) {
+        let (stream, continuation) = AsyncStream<Message>.makeStream(bufferingPolicy: .unbounded)
+        self.continuation = continuation
+        let session = LinkSession(member: connection.handle.id, context: context, owners: owners)
+        Task { await session.run(stream) }
+    }
+
+    func onMessage(_ message: Message, connection: WebSocketConnection) { continuation.yield(message) }
+
+    func onClose(code: CloseCode, reason: String, connection: WebSocketConnection) { continuation.finish() }
+}

@@ -13,7 +13,7 @@ SQLITE_ONLY='testAffinityFeedResolvesNamesAndReplacesOnlyTheArtistsItNames|testD
 start_postgres POSTGRES_URL
 cd "$REPO_ROOT"
 status=0
-HUBBUB_TEST_POSTGRES="$POSTGRES_URL" swift test -c release --skip-build --filter HubbubServerTests --skip "$SQLITE_ONLY" \
+HUBBUB_TEST_POSTGRES="$POSTGRES_URL" swift test -c release --skip-build --filter 'HubbubServerTests|ClusterTests' --skip "$SQLITE_ONLY" \
     >/tmp/hubbub-postgres-test.log 2>&1 || status=$?
 grep -E 'error:|failed \(' /tmp/hubbub-postgres-test.log | head -40 >&2 || true
 summary="$(grep -E 'Executed [0-9]+ tests' /tmp/hubbub-postgres-test.log | tail -1)"

@@ -44,6 +44,7 @@ public final class HubbubServer: Sendable {
         }
         var migrator = SQLMigrations()
         RoomLogSchema.migrations(&migrator)
+        ClusterSchema.migrations(&migrator)
         for d in domains { d.migrations(&migrator) }
         var storage = Store.Configuration(directory: configuration.dataDir)
         storage.maxBatch = configuration.storage.maxBatch

@@ -1,0 +1,152 @@
+import Foundation
+import HubbubServer
+import HubbubTestSupport
+import Realtime
+import XCTest
+
+/// Three nodes on one PostgreSQL (`HUBBUB_TEST_POSTGRES`, set by scripts/test-postgres.sh), in
+/// this process on loopback ports: any client on any node sees one service.
+final class ClusterTests: XCTestCase {
+    private var nodes: [TestServer] = []
+
+    override func setUp() async throws {
+        guard let cluster = ProcessInfo.processInfo.environment["HUBBUB_TEST_POSTGRES"], !cluster.isEmpty else {
+            XCTFail("ClusterTests need PostgreSQL: run scripts/test-postgres.sh (it starts one and sets HUBBUB_TEST_POSTGRES)")
+            throw TestError("no HUBBUB_TEST_POSTGRES")
+        }
+        let url = try TestPostgres.database(for: "cluster-\(UUID().uuidString)", in: cluster)
+        nodes = try (0..<3).map { _ in
+            try TestServer { c in
+                c.database.url = url
+                c.cluster.leaseSeconds = 3
+            }
+        }
+    }
+
+    override func tearDown() async throws {
+        for n in nodes { n.stop() }
+        nodes = []
+    }
+
+    private let bar: JSON = ["name": "Bar", "address": "1 St", "postcode": "1", "city": "C", "country": "X", "lat": 1, "lon": 2]
+
+    private func tracks(_ n: Int) -> JSON {
+        .array((1...n).map { ["uri": .string("t\($0)"), "title": .string("Song \($0)"), "artist": "Band"] })
+    }
+
+    /// A user signed up on one node and logged in on `node` (accounts are the shared database's).
+    private func login(_ name: String, on node: Int) async throws -> ProtocolClient {
+        let c = try await ProtocolClient(url: nodes[node].url)
+        _ = try await c.ok("account.login", ["login": .string(name), "password": "secret123"])
+        return c
+    }
+
+    private func venue(tracks n: Int) async throws -> (owner: ProtocolClient, id: String) {
+        let (owner, _) = try await nodes[0].user("owner")
+        let id = try await owner.ok("venue.register", bar)["venue"]?["id"]?.string ?? ""
+        _ = try await owner.ok("venue.playlist.set", ["venue": .string(id), "playlistUri": "p", "creator": "dj", "tracks": tracks(n)])
+        return (owner, id)
+    }
+
+    /// Votes through A and B reach a patron on C, every push once, in seq order without gaps, and
+    /// the queue the patron rebuilds from them is the one every node answers.
+    func testVotesOnTwoNodesReachAPatronOnAThirdInOrder() async throws {
+        let (_, v) = try await venue(tracks: 10)
+        _ = try await nodes[2].user("patron")
+        let patron = try await login("patron", on: 2)
+        let sub = try await patron.ok("subscribe", ["room": .string("venue:\(v)")])
+        let start = try XCTUnwrap(sub["seq"]?.int)
+        var voters: [ProtocolClient] = []
+        for i in 0..<6 {
+            _ = try await nodes[i % 2].user("voter\(i)")
+            voters.append(try await login("voter\(i)", on: i % 2))
+        }
+        var expected = 0
+        for (i, voter) in voters.enumerated() {
+            for t in [1 + i, 10 - i] {
+                let r = try await voter.ok("venue.vote", ["venue": .string(v), "track": .string("t\(t)")])
+                XCTAssertEqual(r["track"]?.string, "t\(t)")
+                expected += 1
+            }
+        }
+        // A vote pushes one event (track.moved or playlist.reordered).
+        let pushes = try await patron.waitForPushes(expected)
+        XCTAssertEqual(pushes.compactMap { $0["seq"]?.int }, Array((start + 1)...(start + expected)), "every push once, in order")
+        XCTAssertEqual(Set(pushes.compactMap { $0["epoch"]?.string }), [sub["epoch"]?.string ?? ""])
+        // Every node answers the same queue.
+        var queues: [JSON] = []
+        for n in 0..<3 {
+            let c = try await login("patron", on: n)
+            queues.append(try await c.ok("venue.playlist.get", ["venue": .string(v)])["playlist"] ?? .null)
+        }
+        XCTAssertEqual(queues[0], queues[1])
+        XCTAssertEqual(queues[1], queues[2])
+    }
+
+    /// The same vote sent through two nodes at once counts once: one `ok`, one `conflict`.
+    func testADoubleVoteThroughTwoNodesCountsOnce() async throws {
+        let (_, v) = try await venue(tracks: 3)
+        _ = try await nodes[1].user("twice")
+        let a = try await login("twice", on: 1)
+        let b = try await login("twice", on: 2)
+        async let first = a.call("venue.vote", ["venue": .string(v), "track": "t2"])
+        async let second = b.call("venue.vote", ["venue": .string(v), "track": "t2"])
+        let replies = try await [first, second]
+        XCTAssertEqual(replies.filter { $0["ok"] == .bool(true) }.count, 1, "\(replies.map(\.encoded))")
+        XCTAssertEqual(replies.compactMap { $0["error"]?["code"]?.string }, ["conflict"])
+        let voters = try await a.ok("venue.track.voters", ["venue": .string(v), "track": "t2"])
+        XCTAssertEqual(voters["voters"]?.items.count, 1)
+    }
+
+    /// A patron leaves node B and comes back on node C with `since`: exactly the pushes it missed.
+    func testAClientMovesBetweenNodesWithSinceAndMissesNothing() async throws {
+        let (owner, v) = try await venue(tracks: 5)
+        _ = try await nodes[1].user("mover")
+        let onB = try await login("mover", on: 1)
+        let sub = try await onB.ok("subscribe", ["room": .string("venue:\(v)")])
+        _ = try await owner.ok("venue.vote", ["venue": .string(v), "track": "t3"])
+        let seen = try await onB.waitForPushes(1)
+        let last = try XCTUnwrap(seen.last?["seq"]?.int)
+        onB.close()
+        // Missed: votes through A and C, and a check-in through B.
+        _ = try await owner.ok("venue.vote", ["venue": .string(v), "track": "t5"])
+        _ = try await nodes[2].user("other")
+        let other = try await login("other", on: 2)
+        _ = try await other.ok("venue.vote", ["venue": .string(v), "track": "t4"])
+        let checker = try await login("other", on: 1)
+        _ = try await checker.ok("venue.checkin", ["venue": .string(v)])
+        let onC = try await login("mover", on: 2)
+        let back = try await onC.ok("subscribe", ["room": .string("venue:\(v)"), "since": ["seq": .int(last), "epoch": sub["epoch"]!]])
+        XCTAssertEqual(back["recovered"], .bool(true))
+        let missed = try await onC.waitForPushes(3)
+        XCTAssertEqual(missed.compactMap { $0["seq"]?.int }, [last + 1, last + 2, last + 3])
+        XCTAssertEqual(missed.last?["event"]?.string, "presence.changed")
+        XCTAssertEqual(missed.last?["data"]?["checkedIn"]?.int, 1)
+        // And it keeps getting what follows.
+        _ = try await other.ok("venue.vote", ["venue": .string(v), "track": "t1"])
+        let next = try await onC.waitForPushes(4)
+        XCTAssertEqual(next.last?["seq"]?.int, last + 4)
+    }
+
+    /// A node stopped gracefully gives its rooms back: the others take them at once and nothing
+    /// acknowledged is lost.
+    func testAStoppedOwnerHandsItsRoomsToTheOthers() async throws {
+        let (owner, v) = try await venue(tracks: 4) // node 0 owns the venue (it set the playlist)
+        _ = try await owner.ok("venue.vote", ["venue": .string(v), "track": "t4"])
+        _ = try await nodes[2].user("late")
+        let late = try await login("late", on: 2)
+        let sub = try await late.ok("subscribe", ["room": .string("venue:\(v)")])
+        nodes[0].stop()
+        let voter = try await login("late", on: 1)
+        let r = try await voter.ok("venue.vote", ["venue": .string(v), "track": "t3"])
+        XCTAssertEqual(r["votes"]?.int, 1)
+        let pushes = try await late.waitForPushes(1)
+        XCTAssertEqual(pushes.last?["seq"]?.int, (sub["seq"]?.int ?? -1) + 1)
+        XCTAssertEqual(pushes.last?["epoch"], sub["epoch"], "the room's log carries on")
+        let queue = try await voter.ok("venue.playlist.get", ["venue": .string(v)])
+        let votes = Dictionary((queue["playlist"]?["tracks"]?.items ?? []).map { ($0["track"]?["uri"]?.string ?? "", $0["votes"]?.int ?? -1) },
+                               uniquingKeysWith: { a, _ in a })
+        XCTAssertEqual(votes["t4"], 1, "the vote acknowledged by the stopped node is there")
+        XCTAssertEqual(votes["t3"], 1)
+    }
+}

@@ -35,6 +35,9 @@ public final class RoomFeed: Sendable {
         var member: ConnectionID
         var seq: UInt64
         var language: String?
+        /// The subscribe's answer, held until the room gets to `seq`: a snapshot may hold changes
+        /// of its owner that are not durable yet, and must not be seen before they are.
+        var reply: (@Sendable () -> Void)?
     }
 
     /// One room watched from this node.
@@ -145,6 +148,7 @@ public final class RoomFeed: Sendable {
         var still: [Waiting] = []
         for w in t.waiting {
             guard w.seq <= t.room.seq else { still.append(w); continue }
+            w.reply?()
             join(w.member, at: w.seq, language: w.language, &t, now: now)
         }
         t.waiting = still
@@ -168,9 +172,11 @@ public final class RoomFeed: Sendable {
 
     /// Subscribes `member` to `room` from a snapshot taken at `head`: `reply` (the subscribe's
     /// answer, with that snapshot) goes first, then every push after `head.seq`, in order. The
-    /// snapshot may be ahead of what this node delivered (the member then waits for the room to
-    /// get there) or behind it (it gets what followed from the history).
-    public func subscribe(_ member: ConnectionID, room name: String, at head: RoomHead, language: String? = nil, reply: () -> Void) {
+    /// snapshot may be ahead of what this node delivered: it may hold its owner's changes not yet
+    /// durable, so the answer waits until the room gets there (or, if it never does, the member is
+    /// closed to subscribe again). Or it is behind: the member gets what followed from the history.
+    public func subscribe(_ member: ConnectionID, room name: String, at head: RoomHead, language: String? = nil,
+                          reply: @escaping @Sendable () -> Void) {
         let now = Date().timeIntervalSince1970
         let language = language ?? readerLanguage.withLock { $0 }(member)
         let start = rooms.withLock { rooms -> Bool in
@@ -180,11 +186,11 @@ public final class RoomFeed: Sendable {
                 t.room.restart(epoch: head.epoch, seq: head.seq)
                 t.ahead = [:]
             }
-            reply()
             if t.room.seq >= head.seq {
+                reply()
                 join(member, at: head.seq, language: language, &t, now: now)
             } else {
-                t.waiting.append(Waiting(member: member, seq: head.seq, language: language))
+                t.waiting.append(Waiting(member: member, seq: head.seq, language: language, reply: reply))
             }
             let start = t.behind && !t.catchingUp
             if start { t.catchingUp = true }
@@ -303,7 +309,8 @@ public final class RoomFeed: Sendable {
                     guard var t = rooms[name] else { return nil }
                     guard t.behind, idle < 40 else {
                         t.catchingUp = false
-                        rooms[name] = t
+                        if t.behind { giveUp(&t) }
+                        rooms[name] = t.isEmpty ? nil : t
                         return nil
                     }
                     return (t.readEpoch, t.room.seq)
@@ -327,6 +334,16 @@ public final class RoomFeed: Sendable {
                 }
             }
         }
+    }
+
+    /// The log never got to where waiting members stand (their snapshot held changes of an owner
+    /// that died before they were durable): they are closed, to subscribe again.
+    private func giveUp(_ t: inout Tracked) {
+        let stuck = t.waiting.filter { $0.seq > t.room.seq }
+        guard !stuck.isEmpty else { return }
+        t.waiting.removeAll { $0.seq > t.room.seq }
+        logger.warning("the room log never reached some subscribers' snapshots; closing them", metadata: ["room": "\(t.room.name)", "members": "\(stuck.count)"])
+        for w in stuck { sink.close(w.member, code: .goingAway, reason: "resubscribe to \(t.room.name)") }
     }
 
     private func deliverCaughtUp(_ name: String, _ pushes: [LoggedPush]) {

@@ -6,12 +6,16 @@ import WebSocket
 /// Records what a domain sends, per connection, instead of sending it (domains driven without sockets).
 public final class RecordingSink: PushSink {
     private let sent = Mutex<[ConnectionID: [OutboundMessage]]>([:])
+    private let closes = Mutex<[ConnectionID: CloseCode]>([:])
 
     public init() {}
 
     public func deliver(_ message: OutboundMessage, to members: [ConnectionID]) { for m in members { deliver(message, to: m) } }
     public func deliver(_ message: OutboundMessage, to member: ConnectionID) { sent.withLock { $0[member, default: []].append(message) } }
-    public func close(_ member: ConnectionID, code: CloseCode, reason: String) {}
+    public func close(_ member: ConnectionID, code: CloseCode, reason: String) { closes.withLock { $0[member] = code } }
+
+    /// The code `member` was closed with, if it was.
+    public func closeCode(_ member: ConnectionID) -> CloseCode? { closes.withLock { $0[member] } }
 
     /// Everything `member` was sent, in order.
     public func messages(_ member: ConnectionID) -> [OutboundMessage] { sent.withLock { $0[member] ?? [] } }

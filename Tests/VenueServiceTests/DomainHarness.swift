@@ -75,6 +75,7 @@ final class DomainHarness: @unchecked Sendable {
     func subscribe(through actor: VenueActor, member: ConnectionID, requestID: Int = 0) async throws {
         let snapshot = try await actor.snapshot()
         let room = "venue:\(await actor.venueID)"
+        let sink = self.sink
         domain.directory.feed.subscribe(member, room: room, at: snapshot.head) {
             sink.deliver(OutboundMessage(text: Envelope.success(id: requestID, result: ["snapshot": snapshot.data])), to: member)
         }

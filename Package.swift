@@ -99,6 +99,7 @@ let package = Package(
         .target(name: "RoomLog", dependencies: [
             "Realtime", "Storage", "WebSocket", "HubbubCrypto",
             .product(name: "Logging", package: "swift-log"),
+            .product(name: "Metrics", package: "swift-metrics"),
         ]),
 
         // Several nodes on one PostgreSQL: notifications of other nodes' commits into the room feed,

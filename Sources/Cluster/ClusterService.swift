@@ -27,6 +27,7 @@ public struct ClusterService: Service {
             while !Task.isCancelled {
                 do {
                     links.setKey(try await ownership.register(address: address()))
+                    ownership.health.renewed()
                     logger.info("cluster: node registered", metadata: ["node": "\(ownership.nodeID)", "address": "\(address())"])
                     break
                 } catch {

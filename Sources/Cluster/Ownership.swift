@@ -1,6 +1,7 @@
 import DomainSeam
 import Foundation
 import Logging
+import Metrics
 import Realtime
 import Storage
 import Synchronization
@@ -37,10 +38,15 @@ public final class Ownership: RoomOwners {
     private let acquired: @Sendable (String) -> Void
     /// Set while draining: rooms are no longer claimed here.
     private let draining = Atomic<Bool>(false)
+    /// What `/healthz` reports of the database.
+    public let health: ClusterHealth
+    private let owned = Gauge(label: "hubbub_cluster_rooms_owned")
+    private let claimed = Counter(label: "hubbub_cluster_room_claims_total")
 
-    public init(nodeID: String, store: Store, links: PeerLinks, configuration: Configuration = .init(), logger: Logger,
-                acquired: @escaping @Sendable (String) -> Void) {
+    public init(nodeID: String, store: Store, links: PeerLinks, health: ClusterHealth, configuration: Configuration = .init(),
+                logger: Logger, acquired: @escaping @Sendable (String) -> Void) {
         self.nodeID = nodeID
+        self.health = health
         self.store = store
         self.links = links
         self.configuration = configuration
@@ -126,6 +132,7 @@ public final class Ownership: RoomOwners {
             return false
         }
         if case .mine = entry, !wasMine {
+            claimed.increment()
             acquired(room)
             logger.debug("cluster: took a room", metadata: ["room": "\(room)"])
         }
@@ -160,6 +167,8 @@ public final class Ownership: RoomOwners {
                     entries[room] = held.contains(room) ? .mine(until: until) : nil
                 }
             }
+            health.renewed()
+            owned.record(held.count)
         } catch {
             logger.warning("cluster: could not renew this node's leases", metadata: ["error": "\(error)"])
         }

@@ -1,6 +1,7 @@
 import Cluster
 import HubbubCrypto
 import Logging
+import Realtime
 import Transport
 import WebClient
 import WebSocket
@@ -21,10 +22,15 @@ final class HubbubApplication: ServerApplication, @unchecked Sendable {
     /// Other nodes' links (several nodes on PostgreSQL), behind the cluster's key.
     private let clusterEndpoint: WebSocketEndpoint?
     private let links: PeerLinks?
+    /// The shared database as this node sees it (several nodes), for `/healthz`.
+    private let health: ClusterHealth?
+    private let nodeID: String?
 
     init(configuration: HubbubConfiguration, metrics: MetricsExposition, sessions: SessionContext, api: DomainEndpoints, web: WebResponder?,
-         cluster: (owners: any RoomOwners, links: PeerLinks)? = nil) {
+         cluster: (owners: Ownership, links: PeerLinks, health: ClusterHealth)? = nil) {
         links = cluster?.links
+        health = cluster?.health
+        nodeID = cluster?.owners.nodeID
         if let cluster {
             var limits = configuration.transport(tlsContext: nil).webSocket
             limits.pingIntervalNanos = 0 // the peer's link is alive as long as its requests flow; it reconnects
@@ -77,7 +83,14 @@ final class HubbubApplication: ServerApplication, @unchecked Sendable {
             return .text(503, "broadcast is starting\n")
         case "/healthz":
             guard head.method == "GET" || head.method == "HEAD" else { return .text(405, "use GET\n") }
-            return .http(status: 200, contentType: "application/json", body: Array("{\"status\":\"ok\"}\n".utf8), headers: [])
+            guard let health, let nodeID else {
+                return .http(status: 200, contentType: "application/json", body: Array("{\"status\":\"ok\"}\n".utf8), headers: [])
+            }
+            // Several nodes: a node that cannot write to the database (or hear the others) is out of service.
+            let reachable = health.databaseReachable
+            let body: JSON = ["status": .string(reachable ? "ok" : "unavailable"), "node": .string(nodeID),
+                              "database": .string(reachable ? "reachable" : "unreachable"), "notifications": .bool(health.listening)]
+            return .http(status: reachable ? 200 : 503, contentType: "application/json", body: Array((body.encoded + "\n").utf8), headers: [])
         case "/metrics":
             guard head.method == "GET" else { return .text(405, "use GET\n") }
             if let refusal = operatorRefusal(head) { return refusal }

@@ -74,13 +74,14 @@ public final class HubbubServer: Sendable {
         let built = try domains.map { try $0.init(context: context) }
         erasure.attach(built)
         // Several nodes (PostgreSQL): leases on logged rooms, links to the other nodes.
+        let health = ClusterHealth(staleAfterSeconds: Double(configuration.cluster.leaseSeconds))
         var cluster: (ownership: Ownership, links: PeerLinks)?
         if store.dialect == .postgres {
             let links = PeerLinks(timeoutSeconds: Double(configuration.cluster.forwardTimeoutSeconds), logger: logger)
             let logged = Dictionary(built.flatMap(\.loggedRooms).map { ($0.prefix, $0) }, uniquingKeysWith: { a, _ in a })
             var ownershipConfiguration = Ownership.Configuration()
             ownershipConfiguration.leaseSeconds = Double(configuration.cluster.leaseSeconds)
-            let ownership = Ownership(nodeID: "n" + Digest.randomToken(length: 10), store: store, links: links,
+            let ownership = Ownership(nodeID: "n" + Digest.randomToken(length: 10), store: store, links: links, health: health,
                                       configuration: ownershipConfiguration, logger: logger) { room in
                 if let name = RoomName(room) { logged[name.prefix]?.acquired(name.id) }
             }
@@ -104,7 +105,7 @@ public final class HubbubServer: Sendable {
         }
         let app = HubbubApplication(configuration: configuration, metrics: MetricsExposition.shared, sessions: sessions,
                                      api: try DomainEndpoints(registry.endpoints, logger: logger), web: web,
-                                     cluster: cluster.map { ($0.ownership, $0.links) })
+                                     cluster: cluster.map { ($0.ownership, $0.links, health) })
         let d = configuration.deflate
         var transportConfiguration = configuration.transport(tlsContext: tlsContext)
         if tlsOnFreePort { transportConfiguration.tlsPort = 0 }
@@ -126,7 +127,6 @@ public final class HubbubServer: Sendable {
             }
         }
         var services: [any Service] = [StoreService(store: store), logKeeper]
-        let health = ClusterHealth()
         if store.dialect == .postgres {
             // Other nodes may write the same rooms: hear their commits.
             services.append(RoomLogFollower(store: store, feed: feed, health: health, logger: logger))

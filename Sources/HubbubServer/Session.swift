@@ -2,6 +2,7 @@ import Cluster
 import DomainSeam
 import Foundation
 import Logging
+import Metrics
 import Realtime
 import Transport
 import WebSocket
@@ -101,6 +102,7 @@ actor Session: SessionControl {
         let member = self.member, sink = context.sink, id = request.id
         do throws(ProtocolError) {
             try await peer.forward(op: request.op, args: request.args.value, user: identity?.user, address: address) { outcome in
+                Self.forwarded(outcome)
                 switch outcome {
                 case .success(let text):
                     guard let answer = ReplyID.replace(text, with: id) else {
@@ -116,6 +118,13 @@ actor Session: SessionControl {
             owners.forget(home)
             throw error
         }
+    }
+
+    private static let forwardedOK = Counter(label: "hubbub_cluster_forwarded_total", dimensions: [("result", "ok")])
+    private static let forwardedFailed = Counter(label: "hubbub_cluster_forwarded_total", dimensions: [("result", "failed")])
+
+    private static func forwarded(_ outcome: Result<[UInt8], ProtocolError>) {
+        if case .success = outcome { forwardedOK.increment() } else { forwardedFailed.increment() }
     }
 
     /// Answers a message that is not a request (`"id": null` when its id could not be read).

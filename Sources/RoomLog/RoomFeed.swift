@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Metrics
 import Realtime
 import Synchronization
 import WebSocket
@@ -66,9 +67,12 @@ public final class RoomFeed: Sendable {
     private let configuration: Configuration
     private let logger: Logger
     private let readerLanguage = Mutex<@Sendable (ConnectionID) -> String?>({ _ in nil })
-    /// Catch-up reads done and pushes they brought (metrics).
+    /// Catch-up reads done and pushes they brought (also `hubbub_room_catchup_reads_total`,
+    /// `hubbub_room_catchup_pushes_total`).
     public let catchUps = Atomic<Int>(0)
     public let caughtUp = Atomic<Int>(0)
+    private let catchUpReads = Counter(label: "hubbub_room_catchup_reads_total")
+    private let catchUpPushes = Counter(label: "hubbub_room_catchup_pushes_total")
 
     public init(sink: any PushSink, source: any RoomLogSource, configuration: Configuration = .init(),
                 logger: Logger = Logger(label: "hubbub.rooms")) {
@@ -249,8 +253,7 @@ public final class RoomFeed: Sendable {
             read = head.seq == since.seq ? [] : try await source.read(name, epoch: head.epoch, after: since.seq, limit: configuration.maxRecovered)
             guard head.seq == since.seq || read.first?.seq == since.seq + 1 else { return false } // dropped by retention
             guard read.count < configuration.maxRecovered || read.last?.seq == head.seq else { return false } // a snapshot is cheaper
-            catchUps.add(1, ordering: .relaxed)
-            caughtUp.add(read.count, ordering: .relaxed)
+            counted(read.count)
         } catch {
             logger.warning("could not read the room log for a recovery", metadata: ["room": "\(name)", "error": "\(error)"])
             return false
@@ -318,8 +321,7 @@ public final class RoomFeed: Sendable {
                 guard let (epoch, seq) = next else { return }
                 do {
                     let read = try await source.read(name, epoch: epoch, after: seq, limit: configuration.catchUpBatch)
-                    catchUps.add(1, ordering: .relaxed)
-                    caughtUp.add(read.count, ordering: .relaxed)
+                    counted(read.count)
                     if read.isEmpty {
                         idle += 1
                         try? await Task.sleep(for: .milliseconds(25))
@@ -334,6 +336,13 @@ public final class RoomFeed: Sendable {
                 }
             }
         }
+    }
+
+    private func counted(_ pushes: Int) {
+        catchUps.add(1, ordering: .relaxed)
+        caughtUp.add(pushes, ordering: .relaxed)
+        catchUpReads.increment()
+        catchUpPushes.increment(by: pushes)
     }
 
     /// The log never got to where waiting members stand (their snapshot held changes of an owner

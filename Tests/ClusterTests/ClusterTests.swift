@@ -81,6 +81,15 @@ final class ClusterTests: XCTestCase {
         }
         XCTAssertEqual(queues[0], queues[1])
         XCTAssertEqual(queues[1], queues[2])
+        // Each node says it reaches the database, and which node it is.
+        var ids: Set<String> = []
+        for n in nodes {
+            let health = try n.api("GET", "/healthz", key: nil)
+            XCTAssertEqual(health.status, 200)
+            XCTAssertEqual(health.json?["database"]?.string, "reachable")
+            ids.insert(health.json?["node"]?.string ?? "")
+        }
+        XCTAssertEqual(ids.count, 3)
     }
 
     /// The same vote sent through two nodes at once counts once: one `ok`, one `conflict`.

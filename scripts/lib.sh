@@ -13,6 +13,9 @@
 #   free_port            print a free TCP port on 127.0.0.1
 #   make_tmpdir VAR      set VAR to a fresh temp dir that is removed on exit
 #   on_exit CMD...       run CMD (via eval) when the script exits, after the server stops
+#   start_postgres VAR   a fresh PostgreSQL cluster (Debian's, as the postgres user) stopped at
+#                        exit; VAR gets its URL; POSTGRES_STOP_CMD and POSTGRES_START_CMD
+#                        stop and start it again (tests of a restart under load)
 #   start_hubbub ARGS... start $HUBBUB_BIN with ARGS in the background, wait for /healthz on
 #                        the --port given; sets HUBBUB_PID and HUBBUB_LOG
 #   stop_hubbub          SIGTERM the server, wait up to 10 s, then SIGKILL
@@ -268,4 +271,7 @@ start_postgres() {
     _HUBBUB_EXIT_CMDS+=("su postgres -s /bin/sh -c \"'$bin/pg_ctl' -D '$dir/data' -m fast stop\" >/dev/null 2>&1")
     log "PostgreSQL $("$bin/postgres" --version | awk '{print $3}') on 127.0.0.1:$port (log: $dir/postgres.log)"
     printf -v "$1" '%s' "postgres://postgres@127.0.0.1:$port"
+    # For tests that restart it under load.
+    POSTGRES_STOP_CMD="su postgres -s /bin/sh -c \"'$bin/pg_ctl' -D '$dir/data' -m fast -w stop\" >/dev/null"
+    POSTGRES_START_CMD="su postgres -s /bin/sh -c \"'$bin/pg_ctl' -D '$dir/data' -l '$dir/postgres.log' -w -o \\\"-p $port -k '$dir' -c listen_addresses=127.0.0.1\\\" start\" >/dev/null"
 }

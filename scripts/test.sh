@@ -4,6 +4,8 @@
 #   2. one release build of everything (server, load generator, test targets),
 #   3. swift test (codec unit tests, transport and server integration tests),
 #   4. the server's use-case tests again on PostgreSQL (a fresh cluster, scripts/test-postgres.sh),
+#      with three nodes in the test process (ClusterTests), then three node processes with
+#      kill -9 and a PostgreSQL restart (scripts/test-cluster.sh),
 #      interop with Python's websockets library (ws/wss, with and without compression),
 #      kill -9 during a vote storm, during a burst of intel posts, likes, comments and links
 #      (nothing acknowledged lost, nothing counted twice) and during an event-feed ingest (the
@@ -46,8 +48,11 @@ log "transit: GTFS and GTFS-Realtime ingest, poller"
 ensure_venv websockets gtfs-realtime-bindings
 "$VENV_PY" scripts/test-transit.py "$HUBBUB_BIN"
 
-log "PostgreSQL: the use-case tests on a fresh cluster"
+log "PostgreSQL: the use-case tests and three nodes in this process, on a fresh cluster"
 scripts/test-postgres.sh
+
+log "cluster: three processes on PostgreSQL, kill -9 of an owner during a vote storm, PostgreSQL restarted under load"
+scripts/test-cluster.sh
 
 log "load harness: smoke scenario and comparison mode"
 scripts/test-load.sh

@@ -46,7 +46,12 @@ public struct RoomLogFollower: Service {
                     })
                 } catch {
                     if Task.isCancelled { break }
-                    if state.listening { logger.warning("room log: notifications lost; reconnecting", metadata: ["error": "\(error)"]) }
+                    if state.listening {
+                        logger.warning("room log: notifications lost; reconnecting", metadata: ["error": "\(error)"])
+                        // The server likely went away (restart, failover): the store's other
+                        // connections are as dead; do not wait for the driver to find out.
+                        store.dropConnections()
+                    }
                 }
                 state.setListening(false)
                 try? await Task.sleep(for: .seconds(delay))

@@ -130,6 +130,11 @@ public final class RoomFeed: Sendable {
             guard push.seq > t.room.seq else { return t.behind }
             t.room.restart(epoch: push.epoch, seq: push.seq - 1)
             t.ahead = [:]
+            // Members waiting for a snapshot's seq in the old epoch will never get there.
+            for w in t.waiting where w.reply != nil {
+                sink.close(w.member, code: .goingAway, reason: "resubscribe to \(t.room.name)")
+            }
+            t.waiting.removeAll { $0.reply != nil }
         }
         if let k = t.known, k.epoch == t.room.epoch, k.seq <= push.seq { t.known = nil }
         if push.seq > t.room.seq + 1 {

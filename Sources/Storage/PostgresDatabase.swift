@@ -81,7 +81,10 @@ final class PostgresSQLDatabase: SQLDatabase {
             for value in arguments.values { Self.bind(value, into: &binds) }
             let result: PostgresQueryResult
             do {
-                result = try connection.query(PostgresQuery(unsafeSQL: statement, binds: binds), logger: logger).wait()
+                result = try Self.wait(for: connection.query(PostgresQuery(unsafeSQL: statement, binds: binds), logger: logger),
+                                       on: connection)
+            } catch let e as PostgresStoreError {
+                throw e
             } catch {
                 throw PostgresStoreError.query("\(String(reflecting: error)) in: \(statement)")
             }
@@ -89,6 +92,24 @@ final class PostgresSQLDatabase: SQLDatabase {
             rows = Self.rows(result)
         }
         return rows
+    }
+
+    /// A query's result, waited for on this (store) thread. A query on a connection the server
+    /// closed (PostgreSQL stopped or restarted) can be left unanswered by the driver: the wait
+    /// looks at the connection every half second and gives up as soon as it is closed.
+    static func wait(for future: EventLoopFuture<PostgresQueryResult>, on connection: PostgresConnection) throws -> PostgresQueryResult {
+        let done = DispatchSemaphore(value: 0)
+        let outcome = Mutex<Result<PostgresQueryResult, any Error>?>(nil)
+        future.whenComplete { result in
+            outcome.withLock { $0 = result }
+            done.signal()
+        }
+        while done.wait(timeout: .now() + .milliseconds(500)) == .timedOut {
+            if connection.isClosed, outcome.withLock({ $0 }) == nil {
+                throw PostgresStoreError.connect("the connection to PostgreSQL closed while a query waited")
+            }
+        }
+        return try outcome.withLock { $0! }.get()
     }
 
     static func bind(_ value: SQLValue, into binds: inout PostgresBindings) {

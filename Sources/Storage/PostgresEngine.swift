@@ -15,6 +15,8 @@ final class PostgresEngine: Sendable {
     private let writer = Mutex<PostgresConnection?>(nil)
     private let idleReaders = Mutex<[PostgresConnection]>([])
     private let ids = Atomic<Int>(1)
+    /// Every connection open now (`dropConnections` closes them all).
+    private let open = Mutex<[Int: PostgresConnection]>([:])
 
     /// (Reads at once are bounded by the store, `Configuration.maxReaders`: so are idle readers.)
     init(url: String, logger: Logger) throws {
@@ -55,7 +57,10 @@ final class PostgresEngine: Sendable {
         }
         done.wait()
         do {
-            return try result.withLock { $0! }.get()
+            let connection = try result.withLock { $0! }.get()
+            open.withLock { $0[connection.id] = connection }
+            connection.closeFuture.whenComplete { [weak self] _ in self?.open.withLock { _ = $0.removeValue(forKey: connection.id) } }
+            return connection
         } catch {
             throw PostgresStoreError.connect(String(reflecting: error))
         }
@@ -126,6 +131,13 @@ final class PostgresEngine: Sendable {
             for try await n in notifications { received(n.payload) }
         }
         throw PostgresStoreError.connect("the notification connection ended")
+    }
+
+    /// Closes every connection (the server went away: a notification connection just broke). A
+    /// query waiting on one fails at once rather than waiting for the driver to notice; each
+    /// connection is replaced at its next use.
+    func dropConnections() {
+        for c in open.withLock({ Array($0.values) }) { let _: EventLoopFuture<Void> = c.close() }
     }
 
     func close() {

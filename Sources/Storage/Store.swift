@@ -180,6 +180,12 @@ public final class Store: Sendable {
         try await postgres.listen(channel, listening: listening, received: received)
     }
 
+    /// PostgreSQL: closes every connection, so queries waiting on a server that went away fail at
+    /// once and the next use connects afresh (see `PostgresEngine.dropConnections`). Nothing on SQLite.
+    public func dropConnections() {
+        if case .postgres(let postgres) = engine { postgres.dropConnections() }
+    }
+
     /// Commits pending changes and stops the writer (idempotent).
     public func close() {
         committer.stop()

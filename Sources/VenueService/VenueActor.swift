@@ -57,6 +57,10 @@ public actor VenueActor {
         let checkedIn = try await directory.checkinCount(venue.id)
         if let successor = try takeOver() { return try await successor.snapshot() }
         lastActivity = Date().timeIntervalSince1970
+        // A snapshot holding changes not yet durable: if one of them fails, its seq must not be
+        // given to another push in this epoch (the feed holds the answer until then, but would
+        // release it at that seq).
+        if inFlight.count.load(ordering: .acquiring) > 0 { inFlight.exposed.store(true, ordering: .releasing) }
         return RoomSnapshot(head: room.head, data: ["venue": venue.json, "checkedIn": .int(checkedIn), "playlist": playlistJSON])
     }
 
@@ -181,10 +185,10 @@ public actor VenueActor {
                 feed.deliver(made?.push.map { pushes + [$0] } ?? pushes)
                 inFlight.count.subtract(1, ordering: .releasing)
             case .failure:
-                // Memory is now ahead of the store (and pushes may have been seen in snapshots):
-                // drop this actor so the next caller reloads what is durable, in a new epoch.
+                // Memory is now ahead of the store: drop this actor so the next caller reloads what
+                // is durable (in a new epoch if a snapshot may have shown the lost change).
                 inFlight.failed.store(true, ordering: .releasing)
-                directory.evict(self, id: id)
+                directory.evict(self, id: id, renewEpoch: inFlight.exposed.load(ordering: .acquiring))
                 inFlight.count.subtract(1, ordering: .releasing)
             }
             completion(outcome)
@@ -220,4 +224,6 @@ final class WriteCounter: Sendable {
     let count = Atomic<Int>(0)
     /// A commit failed: the actor's memory may hold changes the store does not.
     let failed = Atomic<Bool>(false)
+    /// A snapshot was taken while changes were in flight (their seqs may be in a subscriber's view).
+    let exposed = Atomic<Bool>(false)
 }

@@ -32,7 +32,8 @@ public final class VenueDirectory: Sendable {
         /// The last actor retired per venue, while no newer one was made: only it may come back.
         /// Held weakly: once no caller holds it, it cannot come back, and the sweep drops the entry.
         var retired: [String: Retired] = [:]
-        /// Venues whose actor failed to commit: the next one starts a new epoch.
+        /// Venues whose actor failed to commit after a snapshot showed the change: the next one
+        /// starts a new epoch.
         var failed: Set<String> = []
     }
     private struct Retired {
@@ -192,8 +193,8 @@ public final class VenueDirectory: Sendable {
             return (record, try JukeboxRows.load(venue: id, now: now, db), try RoomLogRows.heads(of: [room], db)[room])
         }
         guard let (record, state, stored) = loaded else { throw .notFound("no venue \(id)") }
-        // A venue whose last actor failed to commit starts a new epoch: subscribers may have seen
-        // pushes (in snapshots) that never became durable.
+        // A venue whose last actor failed to commit a change a snapshot showed starts a new epoch;
+        // otherwise the lost change's seqs are simply given to the next pushes (no one saw them).
         let renew = live.withLock { $0.failed.remove(id) != nil }
         let head: RoomHead
         if let stored, !renew { head = stored } else {
@@ -246,9 +247,9 @@ public final class VenueDirectory: Sendable {
 
     /// Drops an actor whose memory may be ahead of the store (a commit failed): the next caller
     /// loads what is durable, and the actor never comes back.
-    func evict(_ actor: VenueActor, id: String) {
+    func evict(_ actor: VenueActor, id: String, renewEpoch: Bool) {
         live.withLock { live in
-            live.failed.insert(id)
+            if renewEpoch { live.failed.insert(id) }
             if live.actors[id] === actor { live.actors[id] = nil }
             if live.retired[id]?.actor === actor { live.retired[id] = nil }
         }

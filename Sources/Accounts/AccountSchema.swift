@@ -1,3 +1,4 @@
+import HubbubCrypto
 import Storage
 
 /// Tables of accounts and sessions.
@@ -40,6 +41,12 @@ public enum AccountSchema {
         migrator.registerMigration("accounts.v3") { db in
             // The language the user reads (a BCP 47 tag): provider items are shown in it when they have it.
             try db.execute(sql: "ALTER TABLE user ADD COLUMN language TEXT")
+        }
+        migrator.registerMigration("accounts.v4") { db in
+            // The token key every node shares (PostgreSQL; a SQLite install keeps its key file),
+            // made once with the schema: nodes starting together migrate in turn, so all get this one.
+            try db.execute(sql: "CREATE TABLE account_secret (id INTEGER NOT NULL PRIMARY KEY, secret TEXT NOT NULL)")
+            try db.execute(sql: "INSERT INTO account_secret (id, secret) VALUES (1, ?)", arguments: [Base64.encode(Digest.randomBytes(32))])
         }
     }
 }

@@ -10,7 +10,7 @@ public struct AccountsDomain: Domain {
     public static let name = "accounts"
 
     public static let tokenSecret = Setting("auth.tokenSecret", default: "",
-                                            help: "HMAC key of session tokens; empty: a random key kept in <dataDir>/token-secret",
+                                            help: "HMAC key of session tokens; empty: a random key kept in the database on PostgreSQL (shared by every node), else in <dataDir>/token-secret",
                                             secret: true)
     public static let tokenLifetimeHours = Setting("auth.tokenLifetimeHours", default: 720, range: 1...87_600,
                                                    help: "how long a session token is valid")
@@ -56,7 +56,7 @@ public struct AccountsDomain: Domain {
         configuration.guessing.addressFailuresPerHour = context.settings[Self.addressFailuresPerHour]
         configuration.guessing.maxTracked = context.settings[Self.maxTracked]
         configuration.signupsPerAddressPerHour = context.settings[Self.signupsPerAddressPerHour]
-        let secret = try Self.secret(context.settings[Self.tokenSecret], dataDirectory: context.dataDirectory)
+        let secret = try Self.secret(context.settings[Self.tokenSecret], dataDirectory: context.dataDirectory, store: context.store)
         accounts = try AccountService(store: context.store, secret: secret, configuration: configuration,
                                       connections: context.capabilities.resolve(SignedInConnections.self),
                                       erasure: context.capabilities.resolve(UserErasure.self))
@@ -111,10 +111,18 @@ public struct AccountsDomain: Domain {
         ]
     }
 
-    /// The token key: from configuration, else a random one kept (0600) in the data directory so
-    /// tokens survive restarts.
-    static func secret(_ configured: String, dataDirectory: String) throws -> [UInt8] {
+    /// The token key: from configuration; else, on PostgreSQL, the one kept in the database (every
+    /// node shares it, so a token is good on all of them); else a random one kept (0600) in the
+    /// data directory so tokens survive restarts.
+    static func secret(_ configured: String, dataDirectory: String, store: Store) throws -> [UInt8] {
         if !configured.isEmpty { return Array(configured.utf8) }
+        if store.dialect == .postgres {
+            let kept = try store.readNow { db in try String.fetchOne(db, sql: "SELECT secret FROM account_secret WHERE id = 1") }
+            guard let kept, let bytes = Base64.decode(kept), bytes.count >= 32 else {
+                throw MissingTokenKey()
+            }
+            return bytes
+        }
         let path = (dataDirectory as NSString).appendingPathComponent("token-secret")
         if let text = try? String(contentsOfFile: path, encoding: .utf8),
            let bytes = Base64.decode(text.trimmingCharacters(in: .whitespacesAndNewlines)), bytes.count >= 32 {
@@ -123,6 +131,10 @@ public struct AccountsDomain: Domain {
         let secret = Digest.randomBytes(32)
         FileManager.default.createFile(atPath: path, contents: Data(Base64.encode(secret).utf8), attributes: [.posixPermissions: 0o600])
         return secret
+    }
+
+    struct MissingTokenKey: Error, CustomStringConvertible {
+        var description: String { "the database holds no token key (table account_secret, made by migration accounts.v4)" }
     }
 
     struct Users: UserDirectory {

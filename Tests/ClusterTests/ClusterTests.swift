@@ -92,6 +92,18 @@ final class ClusterTests: XCTestCase {
         XCTAssertEqual(ids.count, 3)
     }
 
+    /// A token from one node is good on the others (the key is the shared database's).
+    func testATokenFromOneNodeWorksOnTheOthers() async throws {
+        let (_, _) = try await nodes[0].user("roamer")
+        let c = try await ProtocolClient(url: nodes[0].url)
+        let token = try await c.ok("account.login", ["login": "roamer", "password": "secret123"])["token"]
+        for n in nodes.dropFirst() {
+            let other = try await ProtocolClient(url: n.url)
+            let r = try await other.ok("auth", ["token": token ?? .null])
+            XCTAssertEqual(r["user"]?["username"]?.string, "roamer")
+        }
+    }
+
     /// The same vote sent through two nodes at once counts once: one `ok`, one `conflict`.
     func testADoubleVoteThroughTwoNodesCountsOnce() async throws {
         let (_, v) = try await venue(tracks: 3)

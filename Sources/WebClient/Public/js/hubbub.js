@@ -555,7 +555,13 @@ export class Room {
   _push(push) {
     // While a subscribe is out, the server sends again, after its reply, whatever follows `since`.
     if (this.closed || this._awaitingReply) return;
-    if (push.epoch !== this.epoch || push.seq <= this.seq) return; // stale, or applied already
+    if (push.epoch !== this.epoch) {
+      // The room's log began a new epoch (its owner lost a change a snapshot may have shown):
+      // positions in the old one mean nothing; a re-subscribe with since gets a fresh snapshot.
+      this.hub._rejoin(this);
+      return;
+    }
+    if (push.seq <= this.seq) return; // applied already
     if (push.seq > this.seq + 1) {
       // A gap (never expected: the server sends every push in order): ask again from what we
       // have; the pushes until its reply are ignored, then sent again.

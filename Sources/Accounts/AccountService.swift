@@ -30,6 +30,9 @@ public actor AccountService {
     private let connections: (any SignedInConnections)?
     /// The other domains' part of deleting an account; nil in tests of this service alone.
     private let erasure: (any UserErasure)?
+    /// The other nodes (several nodes on PostgreSQL; nil on one node): what this node learns about
+    /// guesses, revocations and profiles it tells them, so limits and revocations hold across nodes.
+    private let events: (any ClusterEvents)?
     private var throttle: GuessingThrottle
     private var signups: AddressBudget
     /// Who hides which list, for other domains' hot paths.
@@ -48,8 +51,9 @@ public actor AccountService {
     private var pruneAt = 1024
 
     public init(store: Store, secret: [UInt8], configuration: Configuration, connections: (any SignedInConnections)? = nil,
-                erasure: (any UserErasure)? = nil) throws {
+                erasure: (any UserErasure)? = nil, events: (any ClusterEvents)? = nil) throws {
         self.erasure = erasure
+        self.events = events
         self.store = store
         self.configuration = configuration
         self.connections = connections
@@ -57,25 +61,98 @@ public actor AccountService {
         signups = AddressBudget(perHour: configuration.signupsPerAddressPerHour, maxTracked: configuration.guessing.maxTracked)
         tokens = Tokens(secret: secret, lifetimeSeconds: configuration.tokenLifetimeSeconds)
         passwords = Passwords(iterations: configuration.pbkdf2Iterations)
-        let now = Date().timeIntervalSince1970
-        let rows = try store.readNow { db in
-            try SQLRow.fetchAll(db, sql: "SELECT token_id, expires_at FROM revoked_token WHERE expires_at > ?", arguments: [now])
-                .map { ($0["token_id"] as String, $0["expires_at"] as Double) }
-        }
-        revoked = Dictionary(rows, uniquingKeysWith: max)
+        let kept = try store.readNow { db in try Self.kept(db) }
+        revoked = kept.revoked
         pruneAt = max(1024, revoked.count * 2)
-        let hiding = try store.readNow { db in
-            try PrivateList.allCases.map { list in
-                (list, try String.fetchAll(db, sql: "SELECT id FROM user WHERE privacy_\(list.rawValue) = ?",
-                                          arguments: [Audience.nobody.rawValue]))
-            }
+        for (list, users) in kept.hiding { for user in users { privacy.set(list, user, .nobody) } }
+        for (user, tag) in kept.reading { languages.set(user, tag) }
+    }
+
+    /// What this service keeps in memory in step with the store: log-outs of live tokens, who
+    /// hides which list, who reads which language.
+    private struct Kept: Sendable {
+        var revoked: [String: Double]
+        var hiding: [(PrivateList, [String])]
+        var reading: [(String, String)]
+    }
+
+    private static func kept(_ db: any SQLDatabase) throws -> Kept {
+        let now = Date().timeIntervalSince1970
+        let rows = try SQLRow.fetchAll(db, sql: "SELECT token_id, expires_at FROM revoked_token WHERE expires_at > ?", arguments: [now])
+            .map { ($0["token_id"] as String, $0["expires_at"] as Double) }
+        let hiding = try PrivateList.allCases.map { list in
+            (list, try String.fetchAll(db, sql: "SELECT id FROM user WHERE privacy_\(list.rawValue) = ?", arguments: [Audience.nobody.rawValue]))
         }
-        for (list, users) in hiding { for user in users { privacy.set(list, user, .nobody) } }
-        let reading = try store.readNow { db in
-            try SQLRow.fetchAll(db, sql: "SELECT id, language FROM user WHERE language IS NOT NULL AND deleted_at IS NULL")
-                .map { ($0["id"] as String, $0["language"] as String) }
+        let reading = try SQLRow.fetchAll(db, sql: "SELECT id, language FROM user WHERE language IS NOT NULL AND deleted_at IS NULL")
+            .map { ($0["id"] as String, $0["language"] as String) }
+        return Kept(revoked: Dictionary(rows, uniquingKeysWith: max), hiding: hiding, reading: reading)
+    }
+
+    // MARK: Several nodes
+
+    /// The events this service hears from the other nodes (call once, after `init`).
+    public nonisolated func listenToOtherNodes() {
+        guard let events else { return }
+        events.subscribe(AccountEvent.failed) { data in Task { await self.heard(failure: data) } }
+        events.subscribe(AccountEvent.succeeded) { data in Task { await self.heard(success: data) } }
+        events.subscribe(AccountEvent.revoked) { data in Task { await self.heard(revocation: data) } }
+        events.subscribe(AccountEvent.reset) { data in Task { await self.heard(reset: data) } }
+        events.subscribe(AccountEvent.profile) { data in Task { await self.heard(profile: data) } }
+        events.onResync { Task { await self.reloadKept() } }
+    }
+
+    private func heard(failure data: JSON) {
+        guard case .string(let account)? = data["account"], case .string(let address)? = data["address"],
+              let at = Self.number(data["at"]) else { return }
+        throttle.failed(account: account, address: address, now: at)
+    }
+
+    private func heard(success data: JSON) {
+        guard case .string(let account)? = data["account"], case .string(let address)? = data["address"] else { return }
+        throttle.succeeded(account: account, address: address)
+    }
+
+    private func heard(revocation data: JSON) async {
+        guard case .string(let user)? = data["user"], case .string(let token)? = data["token"], let expires = Self.number(data["expires"]) else { return }
+        revoked[token] = expires
+        await connections?.end(user: user, token: token, reason: "token revoked (logged out)")
+    }
+
+    private func heard(reset data: JSON) async {
+        guard case .string(let user)? = data["user"], case .string(let reason)? = data["reason"] else { return }
+        let keep: String? = if case .string(let k)? = data["keep"] { k } else { nil }
+        if data["deleted"] == .bool(true) { languages.set(user, nil) }
+        await connections?.end(user: user, keeping: keep, reason: reason)
+    }
+
+    private func heard(profile data: JSON) {
+        guard case .string(let user)? = data["user"] else { return }
+        for list in PrivateList.allCases {
+            if case .string(let a)? = data[list.rawValue], let audience = Audience(rawValue: a) { privacy.set(list, user, audience) }
         }
-        for (user, tag) in reading { languages.set(user, tag) }
+        if let language = data["language"] {
+            if case .string(let tag) = language { languages.set(user, tag) } else { languages.set(user, nil) }
+        }
+    }
+
+    /// A number however it was written (a whole number reads back as an integer).
+    private static func number(_ value: JSON?) -> Double? {
+        switch value {
+        case .double(let d)?: d
+        case .int(let i)?: Double(i)
+        default: nil
+        }
+    }
+
+    /// This node may have missed events: what it keeps in memory is read again from the store.
+    private func reloadKept() async {
+        guard let kept = try? await store.read({ db in try Self.kept(db) }) else { return }
+        revoked = kept.revoked
+        for (list, users) in kept.hiding {
+            let hidden = Set(users)
+            privacy.replace(list, hiddenBy: hidden)
+        }
+        languages.replace(Dictionary(kept.reading, uniquingKeysWith: { a, _ in a }))
     }
 
     /// Revoked tokens remembered (tests and metrics).
@@ -172,13 +249,16 @@ public actor AccountService {
             throw Self.rateLimited(refusal.rule == .address ? "too many failed log-ins from your address"
                                                             : "too many failed log-ins for this account", refusal.retryAfter)
         }
-        throttle.failed(account: account, address: address, now: Date().timeIntervalSince1970)
+        let now = Date().timeIntervalSince1970
+        throttle.failed(account: account, address: address, now: now)
+        events?.publish(AccountEvent.failed, ["account": .string(account), "address": .string(address), "at": .double(now)])
         guard let stored else {
             _ = await passwords.hash(password) // spend the same time as a real check
             return false
         }
         guard await passwords.verify(password, hash: stored.hash, salt: stored.salt, iterations: stored.iterations) else { return false }
         throttle.succeeded(account: account, address: address)
+        events?.publish(AccountEvent.succeeded, ["account": .string(account), "address": .string(address)])
         return true
     }
 
@@ -213,6 +293,7 @@ public actor AccountService {
     /// Revokes a token (log-out), durably, then ends every connection still signed in with it.
     public func logout(_ claims: Tokens.Claims) async throws(ProtocolError) {
         try await revoke(claims)
+        events?.publish(AccountEvent.revoked, ["user": .string(claims.user), "token": .string(claims.id), "expires": .double(claims.expires)])
         await connections?.end(user: claims.user, token: claims.id, reason: "token revoked (logged out)")
     }
 
@@ -255,6 +336,7 @@ public actor AccountService {
             throw ProtocolError(.unavailable, "could not delete the account")
         }
         languages.set(userID, nil)
+        events?.publish(AccountEvent.reset, ["user": .string(userID), "reason": "account deleted", "deleted": true])
         await connections?.end(user: userID, keeping: nil, reason: "account deleted")
     }
 
@@ -284,6 +366,7 @@ public actor AccountService {
         }
         let fresh = tokens.issue(user: userID, now: max(Date().timeIntervalSince1970, Double(cut) / 1000))
         await signIn(fresh.claims)
+        events?.publish(AccountEvent.reset, ["user": .string(userID), "keep": .string(fresh.claims.id), "reason": "token revoked (the password changed)"])
         await connections?.end(user: userID, keeping: fresh.claims.id, reason: "token revoked (the password changed)")
         return fresh.token
     }
@@ -418,6 +501,26 @@ public actor AccountService {
         }
         for (list, audience) in audiences { privacy.set(list, id, audience) }
         if let language { languages.set(id, language) }
+        if !audiences.isEmpty || language != nil {
+            var told: [(String, JSON)] = [("user", .string(id))]
+            for (list, audience) in audiences { told.append((list.rawValue, .string(audience.rawValue))) }
+            if let language { told.append(("language", language.map { .string($0) } ?? .null)) }
+            events?.publish(AccountEvent.profile, .object(told))
+        }
         return try await profile(id)
     }
+}
+
+/// What the accounts domain tells the other nodes (`ClusterEvents` topics).
+enum AccountEvent {
+    /// A log-in attempt counted as failed: `{account, address, at}`.
+    static let failed = "auth.failed"
+    /// It succeeded after all: `{account, address}`.
+    static let succeeded = "auth.succeeded"
+    /// A token logged out: `{user, token, expires}`.
+    static let revoked = "auth.revoked"
+    /// Every connection of a user ends but one (password changed) or all (deleted): `{user, keep?, reason, deleted?}`.
+    static let reset = "auth.reset"
+    /// Privacy or language changed: `{user, checkins?, votes?, requests?, language?}`.
+    static let profile = "auth.profile"
 }

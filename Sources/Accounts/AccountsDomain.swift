@@ -59,7 +59,9 @@ public struct AccountsDomain: Domain {
         let secret = try Self.secret(context.settings[Self.tokenSecret], dataDirectory: context.dataDirectory, store: context.store)
         accounts = try AccountService(store: context.store, secret: secret, configuration: configuration,
                                       connections: context.capabilities.resolve(SignedInConnections.self),
-                                      erasure: context.capabilities.resolve(UserErasure.self))
+                                      erasure: context.capabilities.resolve(UserErasure.self),
+                                      events: context.capabilities.resolve(ClusterEvents.self))
+        accounts.listenToOtherNodes()
         context.capabilities.provide(UserDirectory.self, Users(accounts: accounts))
     }
 

@@ -11,6 +11,9 @@ final class LanguageIndex: Sendable {
     /// Records `user`'s language (nil: none), after it is stored.
     func set(_ user: String, _ tag: String?) { tags.withLock { $0[user] = tag } }
 
+    /// Replaces every user's language with what the store says (after missed updates from other nodes).
+    func replace(_ all: [String: String]) { tags.withLock { $0 = all } }
+
     /// Users who set a language (metrics, tests).
     var count: Int { tags.withLock { $0.count } }
 }

@@ -18,6 +18,11 @@ final class PrivacyIndex: Sendable {
         }
     }
 
+    /// Replaces who hides `list` with what the store says (after missed updates from other nodes).
+    func replace(_ list: PrivateList, hiddenBy users: Set<String>) {
+        hidden.withLock { $0[list] = users }
+    }
+
     /// Users hiding something, all lists together (metrics, tests).
     var count: Int { hidden.withLock { $0.values.reduce(0) { $0 + $1.count } } }
 }

@@ -22,7 +22,8 @@ public final class Ownership: RoomOwners {
 
     /// A room as this node knows it; `until` on this node's monotonic clock (seconds).
     private enum Entry {
-        case mine(until: Double)
+        /// Claimed or last renewed at `since`.
+        case mine(until: Double, since: Double)
         case theirs(node: String, address: String, until: Double)
     }
 
@@ -62,7 +63,7 @@ public final class Ownership: RoomOwners {
     public func owner(of room: String) async throws(ProtocolError) -> RoomOwner {
         let now = Self.now()
         switch entries.withLock({ $0[room] }) {
-        case .mine(let until)? where until > now: return .here
+        case .mine(let until, _)? where until > now: return .here
         case .theirs(_, let address, let until)? where until > now: return .peer(links.peer(at: address))
         default: break
         }
@@ -120,7 +121,7 @@ public final class Ownership: RoomOwners {
         }
         let entry: Entry
         if row.node == me {
-            entry = .mine(until: asked + row.remaining - margin)
+            entry = .mine(until: asked + row.remaining - margin, since: asked)
         } else {
             guard let address = row.address else { throw ProtocolError(.unavailable, "the room's owner is not reachable yet; try again") }
             // Another node's until its lease would run out, or until it cannot be reached (`forget`).
@@ -128,7 +129,9 @@ public final class Ownership: RoomOwners {
         }
         let wasMine = entries.withLock { entries -> Bool in
             defer { entries[room] = entry }
-            if case .mine? = entries[room] { return true }
+            // Still this node's without a gap: its memory of the room is current. A lapsed lease
+            // (renewals failed) may have let another node write the room meanwhile.
+            if case .mine(let until, _)? = entries[room], until > Self.now() { return true }
             return false
         }
         if case .mine = entry, !wasMine {
@@ -163,8 +166,10 @@ public final class Ownership: RoomOwners {
             let until = asked + ttl - margin
             entries.withLock { entries in
                 for (room, entry) in entries {
-                    guard case .mine = entry else { continue }
-                    entries[room] = held.contains(room) ? .mine(until: until) : nil
+                    // A room claimed while this renewal ran is this node's even if the renewal's
+                    // read came too early to see it.
+                    guard case .mine(_, let since) = entry, since < asked else { continue }
+                    entries[room] = held.contains(room) ? .mine(until: until, since: asked) : nil
                 }
             }
             health.renewed()
@@ -211,6 +216,6 @@ public final class Ownership: RoomOwners {
     /// Rooms this node counts as its own now (metrics, tests).
     public var ownedCount: Int {
         let now = Self.now()
-        return entries.withLock { $0.values.filter { if case .mine(let until) = $0 { until > now } else { false } }.count }
+        return entries.withLock { $0.values.filter { if case .mine(let until, _) = $0 { until > now } else { false } }.count }
     }
 }

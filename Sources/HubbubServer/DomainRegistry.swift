@@ -125,7 +125,11 @@ enum RoomOps {
         let snapshot: RoomSnapshot
         switch try await owners?.owner(of: room.name) ?? .here {
         case .here: snapshot = try await d.snapshot(room.id, for: c.user)
-        case .peer(let peer): snapshot = try await peer.snapshot(room: room.name, for: c.user)
+        case .peer(let peer):
+            do { snapshot = try await peer.snapshot(room: room.name, for: c.user) } catch {
+                if error.code == .unavailable { owners?.forget(room.name) }
+                throw error
+            }
         }
         var result: [(String, JSON)] = [("room", .string(room.name)), ("seq", .int(Int(snapshot.head.seq))),
                                         ("epoch", .string(snapshot.head.epoch))]

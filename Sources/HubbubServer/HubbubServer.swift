@@ -58,6 +58,10 @@ public final class HubbubServer: Sendable {
         let sink = LoopSink()
         let r = configuration.rooms
         let capabilities = Capabilities()
+        // Several nodes (PostgreSQL): this node's id, and the bus domains tell the others through.
+        let nodeID = "n" + Digest.randomToken(length: 10)
+        let events = store.dialect == .postgres ? ClusterEventBus(nodeID: nodeID, store: store, logger: logger) : nil
+        if let events { capabilities.provide(ClusterEvents.self, events) }
         let signedIn = SignedInSessions(capabilities: capabilities)
         capabilities.provide(SignedInConnections.self, signedIn)
         capabilities.provide(ReaderLanguages.self, signedIn)
@@ -81,7 +85,7 @@ public final class HubbubServer: Sendable {
             let logged = Dictionary(built.flatMap(\.loggedRooms).map { ($0.prefix, $0) }, uniquingKeysWith: { a, _ in a })
             var ownershipConfiguration = Ownership.Configuration()
             ownershipConfiguration.leaseSeconds = Double(configuration.cluster.leaseSeconds)
-            let ownership = Ownership(nodeID: "n" + Digest.randomToken(length: 10), store: store, links: links, health: health,
+            let ownership = Ownership(nodeID: nodeID, store: store, links: links, health: health,
                                       configuration: ownershipConfiguration, logger: logger) { room in
                 if let name = RoomName(room) { logged[name.prefix]?.acquired(name.id) }
             }
@@ -127,6 +131,7 @@ public final class HubbubServer: Sendable {
             }
         }
         var services: [any Service] = [StoreService(store: store), logKeeper]
+        if let events { services.append(events) }
         if store.dialect == .postgres {
             // Other nodes may write the same rooms: hear their commits.
             services.append(RoomLogFollower(store: store, feed: feed, health: health, logger: logger))

@@ -104,6 +104,56 @@ final class ClusterTests: XCTestCase {
         }
     }
 
+    /// A log-out on one node ends the same token's connections on the others, and no node takes
+    /// the token again.
+    func testALogOutOnOneNodeHoldsOnEveryNode() async throws {
+        _ = try await nodes[0].user("leaver")
+        let a = try await ProtocolClient(url: nodes[0].url)
+        let token = try await a.ok("account.login", ["login": "leaver", "password": "secret123"])["token"] ?? .null
+        let b = try await ProtocolClient(url: nodes[1].url)
+        _ = try await b.ok("auth", ["token": token])
+        _ = try await a.ok("account.logout")
+        let (code, _) = await b.ws.waitForClose()
+        XCTAssertEqual(code, .policyViolation, "node B closed the connection signed in with the revoked token")
+        let c = try await ProtocolClient(url: nodes[2].url)
+        let refused = try await c.errorCode("auth", ["token": token])
+        XCTAssertEqual(refused, "unauthorized")
+    }
+
+    /// Password guesses spread over the nodes count together: the account is throttled after the
+    /// free failures whichever nodes they went to.
+    func testGuessingLimitsHoldAcrossNodes() async throws {
+        _ = try await nodes[0].user("target")
+        var codes: [String?] = []
+        for i in 0..<5 { // accounts.freeFailures is 5
+            let c = try await ProtocolClient(url: nodes[i % 3].url)
+            codes.append(try await c.errorCode("account.login", ["login": "target", "password": .string("wrong\(i)")]))
+            try await Task.sleep(for: .milliseconds(100)) // the other nodes hear of it
+        }
+        XCTAssertEqual(codes, Array(repeating: "unauthorized", count: 5))
+        for n in nodes {
+            let c = try await ProtocolClient(url: n.url)
+            let code = try await c.errorCode("account.login", ["login": "target", "password": "wrong"])
+            XCTAssertEqual(code, "rate_limited", "every node counts the failures made on the others")
+        }
+    }
+
+    /// Who hides their votes is known on every node: a vote through another node than the one
+    /// where the user hid them shows no name in the push.
+    func testPrivacySetOnOneNodeHoldsOnTheOthers() async throws {
+        let (_, v) = try await venue(tracks: 3) // node 0 owns the venue
+        _ = try await nodes[2].user("shy")
+        let shy = try await login("shy", on: 2)
+        _ = try await shy.ok("profile.update", ["privacy": ["votes": "nobody"]])
+        try await Task.sleep(for: .milliseconds(300))
+        _ = try await nodes[1].user("watcher")
+        let watcher = try await login("watcher", on: 1)
+        _ = try await watcher.ok("subscribe", ["room": .string("venue:\(v)")])
+        _ = try await shy.ok("venue.vote", ["venue": .string(v), "track": "t3"])
+        let push = try await watcher.waitForPushes(1).last
+        XCTAssertEqual(push?["data"]?["cause"]?["by"], .null, "the owner node knows shy hides their votes: \(push?.encoded ?? "")")
+    }
+
     /// The same vote sent through two nodes at once counts once: one `ok`, one `conflict`.
     func testADoubleVoteThroughTwoNodesCountsOnce() async throws {
         let (_, v) = try await venue(tracks: 3)

@@ -73,6 +73,10 @@ public struct Scenario: Sendable, Equatable {
         /// The owner sets a new playlist every so many seconds (0: never).
         public var playlistChangeSeconds: Double
         public var reconnectStorms: [ReconnectStorm]
+        /// A patron whose connection the server closes or loses (a node dies, it restarts) comes
+        /// back after up to this many seconds, to the next URL, subscribing with `since`
+        /// (0: it is gone for the night, as it was before several nodes).
+        public var resumeAfterDropSeconds: Double = 0
     }
 
     /// A share of the present patrons drop their connection at once and come back.
@@ -84,6 +88,13 @@ public struct Scenario: Sendable, Equatable {
         public var spreadSeconds: Double
         /// Re-subscribe with `since` (else plain subscribe with a snapshot).
         public var withSince: Bool
+
+        public init(atSeconds: Double, share: Double, spreadSeconds: Double, withSince: Bool) {
+            self.atSeconds = atSeconds
+            self.share = share
+            self.spreadSeconds = spreadSeconds
+            self.withSince = withSince
+        }
     }
 
     public struct EchoSettings: Sendable, Equatable {
@@ -198,7 +209,8 @@ public struct Scenario: Sendable, Equatable {
             unvoteShare: try v.double("unvoteShare", in: 0...1, default: 0.05),
             trackSeconds: try v.double("trackSeconds", in: 0...86_400, default: 30),
             playlistChangeSeconds: try v.double("playlistChangeSeconds", in: 0...86_400, default: 0),
-            reconnectStorms: storms.sorted { $0.atSeconds < $1.atSeconds })
+            reconnectStorms: storms.sorted { $0.atSeconds < $1.atSeconds },
+            resumeAfterDropSeconds: try v.double("resumeAfterDropSeconds", in: 0...600, default: 0))
         try v.finish()
         return settings
     }

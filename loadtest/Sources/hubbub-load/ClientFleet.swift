@@ -11,7 +11,9 @@ import WebSocket
 final class ClientFleet: Sendable {
     let loops: [EventLoop]
     let meters: [LoopMeter]
-    let target: ClientURL
+    /// The servers (several nodes of one service): connection `i` goes to `targets[(i + hop) % n]`.
+    let targets: [ClientURL]
+    var target: ClientURL { targets[0] }
     let tls: TLSContext?
     let settings: Scenario.ClientSettings
     /// Connections open right now (all loops).
@@ -26,8 +28,10 @@ final class ClientFleet: Sendable {
         if expectedConnections > portsPerAddress * settings.sourceAddresses {
             throw LoadError("\(expectedConnections) connections need at least \((expectedConnections + portsPerAddress - 1) / portsPerAddress) source addresses (client.sourceAddresses is \(settings.sourceAddresses))")
         }
-        target = try ClientURL(url + (path == "/" ? "" : path))
-        tls = target.secure ? try TLSContext.client(verify: false) : nil
+        // Several URLs, comma-separated: the nodes of one service; clients are spread over them.
+        targets = try url.split(separator: ",").map { try ClientURL(String($0) + (path == "/" ? "" : path)) }
+        guard !targets.isEmpty else { throw LoadError("no URL given") }
+        tls = targets.contains(where: \.secure) ? try TLSContext.client(verify: false) : nil
         self.settings = settings
         var config = TransportConfiguration()
         config.maxOutboundBytes = 1 << 30
@@ -38,14 +42,16 @@ final class ClientFleet: Sendable {
         meters = loops.map { _ in LoopMeter() }
     }
 
-    /// Connection `i`'s options: its source address (127.0.0.1, .2, ... round robin when the
-    /// server is on loopback).
-    func options(_ i: Int) -> ClientOptions {
+    /// Connection `i`'s options: its server (spread round robin over the URLs; `hop` moves it on
+    /// to the next one, after a node closed it) and its source address (127.0.0.1, .2, ... round
+    /// robin when the server is on loopback).
+    func options(_ i: Int, hop: Int = 0) -> ClientOptions {
+        let target = targets[(i + hop) % targets.count]
         var source: String?
         if settings.sourceAddresses > 1, target.host.hasPrefix("127.") {
             source = "127.0.0.\(1 + i % settings.sourceAddresses)"
         }
-        return ClientOptions(host: target.host, port: target.port, path: target.path, tls: tls,
+        return ClientOptions(host: target.host, port: target.port, path: target.path, tls: target.secure ? tls : nil,
                              offerDeflate: settings.compression, minimumCompressed: 0, sourceAddress: source)
     }
 

@@ -16,7 +16,8 @@ struct RunCommand: AsyncParsableCommand {
             """)
 
     @Argument(help: "Scenario file, or the name of one in config/scenarios (smoke, friday-night, ...).") var scenario: String
-    @Option(help: "Server to test: ws:// or wss://, with or without the endpoint path.") var url = "ws://127.0.0.1:8080"
+    @Option(help: "Server to test: ws:// or wss://, with or without the endpoint path; several nodes of one service comma-separated (clients are spread over them).")
+    var url = "ws://127.0.0.1:8080"
     @Option(help: "Name of the server under test, in reports.") var name = "hubbub"
     @Option(help: "Its pid, to sample CPU and RSS from /proc.") var serverPid: Int32?
     @Option(parsing: .singleValue, help: "Also run against a peer: NAME=URL (echo and fanout only; repeatable).") var compare: [String] = []
@@ -28,6 +29,8 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Override the client loops (threads).") var loops: Int?
     @Option(help: "Override fanout.messagesPerSecondPerPublisher (fanout scenarios).") var publishRate: Double?
     @Option(help: "Override venues.votesPerPatronPerMinute (venue scenarios).") var votesPerMinute: Double?
+    @Option(help: "Override venues.resumeAfterDropSeconds: patrons whose connection the server drops come back to the next URL with since within this many seconds (venue scenarios).")
+    var resumeAfterDrop: Double?
     @Flag(help: "Offer permessage-deflate, whatever the scenario says.") var compression = false
     @Option(help: "Override routes.providerBurstItems (routes scenarios; 0: no provider).") var providerBurstItems: Int?
     @Option(help: "The server's operator key (api.key), for a routes scenario's provider (POST /api/intel).") var apiKey: String?
@@ -50,6 +53,10 @@ struct RunCommand: AsyncParsableCommand {
         }
         if let votesPerMinute, var v = s.venues {
             v.votesPerPatronPerMinute = votesPerMinute
+            s.venues = v
+        }
+        if let resumeAfterDrop, var v = s.venues {
+            v.resumeAfterDropSeconds = max(0, resumeAfterDrop)
             s.venues = v
         }
         if !compare.isEmpty && (s.kind == .venues || s.kind == .routes) {
@@ -130,7 +137,7 @@ struct ScenarioRunner {
         case .fanout: path = scenario.fanout!.path
         }
         // A URL with its own path is used as given (peers may serve their endpoints elsewhere).
-        let parsed = try ClientURL(url)
+        let parsed = try ClientURL(String(url.split(separator: ",").first ?? ""))
         let hasPath = parsed.path != "/" && !parsed.path.isEmpty
         let fleet = try ClientFleet(url: url, path: hasPath ? "" : path, settings: scenario.client,
                                     expectedConnections: scenario.peakConnections)

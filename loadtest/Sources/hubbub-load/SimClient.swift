@@ -29,6 +29,8 @@ final class SimClient: WebSocketHandler, @unchecked Sendable {
     private var nextID = 1
     /// Set when the harness closes or drops the connection itself (not counted as a failure).
     var closingOnPurpose = false
+    /// How many times this client moved on to the next server (several URLs) after one closed it.
+    var hop = 0
     var onClose: ((SimClient) -> Void)?
     /// Sees each live push of the room after it was validated and counted, with when it arrived
     /// (a traveller's checks). Loop thread.
@@ -61,7 +63,7 @@ final class SimClient: WebSocketHandler, @unchecked Sendable {
     func connect() async throws {
         closingOnPurpose = false
         subscribed = false
-        let options = fleet.options(index)
+        let options = fleet.options(index, hop: hop)
         try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, Error>) in
             loop.connect(options, makeHandler: { _ in self }) { result in
                 switch result {

@@ -210,11 +210,25 @@ final class VenueRun: @unchecked Sendable {
     /// was present (then it is gone for the night). Drops of a storm and failed arrivals are
     /// accounted for by their own flows.
     private func closed(_ p: SimClient) {
-        crowd.withLock { c in
+        let resume = settings.resumeAfterDropSeconds
+        let back: Bool = crowd.withLock { c in
             switch c.whereabouts[p.index] {
+            case .present where resume > 0 && !p.closingOnPurpose:
+                c.move(p.index, to: .reconnecting)
+                return true
             case .present, .leaving: c.move(p.index, to: .absent)
             case .absent, .arriving, .reconnecting: break
             }
+            return false
+        }
+        guard back else { return }
+        // The server closed it or went away: back to the next node with `since`, as a client does.
+        p.hop += 1
+        p.meter.now.reconnects.dropped += 1
+        let comeback = Scenario.ReconnectStorm(atSeconds: 0, share: 0, spreadSeconds: resume, withSince: true)
+        Task {
+            try? await Task.sleep(nanoseconds: UInt64(Double.random(in: 0...resume) * 1e9) + 1_000_000)
+            await self.arrival(p.index, reconnect: comeback)
         }
     }
 

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Plays a venue scenario against NODES Hubbub nodes on one fresh PostgreSQL (Debian's, started
+# here as the postgres user and stopped at exit), the clients spread over the nodes; with
+# KILL_AT=S, the first node is killed with SIGKILL S seconds into the run, and patrons it drops
+# come back to the next node with `since` (--resume-after-drop).
+#   loadtest/run-cluster.sh SCENARIO [hubbub-load run options...]
+#   e.g. NODES=3 KILL_AT=150 loadtest/run-cluster.sh friday-night --out /tmp/fn3k
+#        NODES=1 loadtest/run-cluster.sh friday-night          (one node on PostgreSQL)
+# Environment: NODES (default 3), KILL_AT (seconds; default none), SERVER_ARGS (extra server
+# flags), SERVER_CPUS / LOAD_CPUS (default 1 / 0, as run-scenario.sh; PostgreSQL is not pinned).
+# Servers as in run-scenario.sh: one event loop each, 1,000 PBKDF2 iterations, a random api key.
+set -euo pipefail
+source "$(dirname "$0")/../scripts/lib.sh"
+[[ $# -ge 1 ]] || { sed -n 2,12p "$0"; exit 2; }
+SCENARIO=$1; shift
+BIN=.build/release/hubbub LOAD=.build/release/hubbub-load
+[[ -x $BIN && -x $LOAD ]] || die "build first: swift build -c release"
+start_postgres DB
+API_KEY=$(head -c 18 /dev/urandom | base64 | tr '+/' '-_')
+PIDS=() URLS=()
+for n in $(seq "${NODES:-3}"); do
+    port=$(free_port)
+    make_tmpdir data
+    # shellcheck disable=SC2086
+    taskset -c "${SERVER_CPUS:-1}" "$BIN" --host 127.0.0.1 --port "$port" --data-dir "$data" --database "$DB" --event-loops 1 \
+        --auth-kdf-iterations 1000 --auth-signups-per-address-per-hour 100000000 --api-key "$API_KEY" --log-level warning \
+        ${SERVER_ARGS:-} > "$data.log" 2>&1 &
+    PIDS+=($!)
+    URLS+=("ws://127.0.0.1:$port")
+    on_exit "kill ${PIDS[-1]} 2>/dev/null; wait ${PIDS[-1]} 2>/dev/null"
+    for _ in $(seq 100); do curl -fs -o /dev/null "http://127.0.0.1:$port/healthz" && break; sleep 0.1; done
+    log "node $n: ${URLS[-1]} (pid ${PIDS[-1]}, log $data.log)"
+done
+if [[ -n "${KILL_AT:-}" ]]; then
+    ( sleep "$KILL_AT"; kill -9 "${PIDS[0]}" 2>/dev/null && log "killed node 1 (pid ${PIDS[0]}) with SIGKILL at ${KILL_AT}s" ) &
+fi
+rc=0
+url=$(IFS=,; echo "${URLS[*]}")
+taskset -c "${LOAD_CPUS:-0}" "$LOAD" run "$SCENARIO" --url "$url" --server-pid "${PIDS[1]:-${PIDS[0]}}" --api-key "$API_KEY" \
+    --resume-after-drop 3 "$@" || rc=$?
+exit $rc

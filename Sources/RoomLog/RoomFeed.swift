@@ -66,7 +66,10 @@ public final class RoomFeed: Sendable {
     private let source: any RoomLogSource
     private let configuration: Configuration
     private let logger: Logger
-    private let readerLanguage = Mutex<@Sendable (ConnectionID) -> String?>({ _ in nil })
+    /// Held in a class: a closure kept directly in a `Mutex` is re-wrapped in a reabstraction
+    /// thunk by every `withLock { $0 }` (its value goes back through `inout`), so the chain of
+    /// thunks, and each call through it, grew with every push.
+    private let readerLanguage = Mutex(LanguageLookup { _ in nil })
     /// Catch-up reads done and pushes they brought (also `hubbub_room_catchup_reads_total`,
     /// `hubbub_room_catchup_pushes_total`).
     public let catchUps = Atomic<Int>(0)
@@ -84,14 +87,14 @@ public final class RoomFeed: Sendable {
 
     /// How a member's language is found (for localized pushes); set once the core knows it.
     public func setReaderLanguage(_ language: @escaping @Sendable (ConnectionID) -> String?) {
-        readerLanguage.withLock { $0 = language }
+        readerLanguage.withLock { $0 = LanguageLookup(language) }
     }
 
     // MARK: Delivering
 
     /// Hands `pushes` (committed; any rooms, each room's in seq order) to this node's members.
     public func deliver(_ pushes: [LoggedPush]) {
-        let languageOf = readerLanguage.withLock { $0 }
+        let languageOf = readerLanguage.withLock { $0 }.lookup
         var gaps: [String] = []
         rooms.withLock { rooms in
             for push in pushes {
@@ -187,7 +190,7 @@ public final class RoomFeed: Sendable {
     public func subscribe(_ member: ConnectionID, room name: String, at head: RoomHead, language: String? = nil,
                           reply: @escaping @Sendable () -> Void) {
         let now = Date().timeIntervalSince1970
-        let language = language ?? readerLanguage.withLock { $0 }(member)
+        let language = language ?? readerLanguage.withLock { $0 }.lookup(member)
         let start = rooms.withLock { rooms -> Bool in
             var t = rooms[name] ?? Tracked(room: Room(name: name, epoch: head.epoch, seq: head.seq, limits: configuration.history))
             if t.room.epoch != head.epoch {
@@ -216,7 +219,7 @@ public final class RoomFeed: Sendable {
     public func resume(_ member: ConnectionID, room name: String, since: Since, language: String? = nil,
                        reply: (RoomHead) -> Void) async -> Bool {
         let now = Date().timeIntervalSince1970
-        let language = language ?? readerLanguage.withLock { $0 }(member)
+        let language = language ?? readerLanguage.withLock { $0 }.lookup(member)
         enum Local { case done, catchUp, refused, readLog }
         let local: Local = rooms.withLock { rooms in
             guard var t = rooms[name] else { return .readLog }
@@ -263,7 +266,7 @@ public final class RoomFeed: Sendable {
             logger.warning("could not read the room log for a recovery", metadata: ["room": "\(name)", "error": "\(error)"])
             return false
         }
-        let languageOf = readerLanguage.withLock { $0 }
+        let languageOf = readerLanguage.withLock { $0 }.lookup
         let (recovered, start): (Bool, Bool) = rooms.withLock { rooms in
             var t = rooms[name] ?? Tracked(room: Room(name: name, epoch: since.epoch, seq: since.seq, limits: configuration.history))
             guard t.room.epoch == since.epoch else { return (false, false) }
@@ -361,7 +364,7 @@ public final class RoomFeed: Sendable {
     }
 
     private func deliverCaughtUp(_ name: String, _ pushes: [LoggedPush]) {
-        let languageOf = readerLanguage.withLock { $0 }
+        let languageOf = readerLanguage.withLock { $0 }.lookup
         rooms.withLock { rooms in
             guard var t = rooms[name] else { return }
             for push in pushes { _ = apply(push, to: &t, languageOf: languageOf) }
@@ -416,4 +419,10 @@ extension LoggedPush {
         guard !translated.isEmpty, let language, let tag = LanguageTag.match(language, in: translated.keys) else { return message }
         return translated[tag] ?? message
     }
+}
+
+/// How a member's language is found (`RoomFeed.setReaderLanguage`).
+final class LanguageLookup: Sendable {
+    let lookup: @Sendable (ConnectionID) -> String?
+    init(_ lookup: @escaping @Sendable (ConnectionID) -> String?) { self.lookup = lookup }
 }

@@ -134,7 +134,8 @@ public actor PeerLink: PeerNode {
             }
             throw ProtocolError(.internal, "a node answered a snapshot without one")
         }
-        return RoomSnapshot(head: .init(seq: UInt64(seq), epoch: epoch), data: data)
+        let mark: UInt64? = if case .string(let m)? = r["mark"] { UInt64(m) } else { nil }
+        return RoomSnapshot(head: .init(seq: UInt64(seq), epoch: epoch), data: data, mark: mark)
     }
 
     private func fail(_ id: Int, _ error: ProtocolError) {

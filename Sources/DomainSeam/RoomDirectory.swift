@@ -39,9 +39,12 @@ extension LoggedRoomDirectory {
 public struct RoomSnapshot: Sendable {
     public var head: RoomHead
     public var data: JSON
-    public init(head: RoomHead, data: JSON) {
+    /// The `PushMark` of the push at `head.seq` when it may not be durable yet (see `PushMark`).
+    public var mark: UInt64?
+    public init(head: RoomHead, data: JSON, mark: UInt64? = nil) {
         self.head = head
         self.data = data
+        self.mark = mark
     }
 }
 

@@ -66,7 +66,9 @@ actor LinkSession: SessionControl {
                 }
                 try await requireHere(roomName)
                 let s = try await d.snapshot(room.id, for: user)
-                return reply.success(["seq": .int(Int(s.head.seq)), "epoch": .string(s.head.epoch), "data": s.data])
+                var answer: [(String, JSON)] = [("seq", .int(Int(s.head.seq))), ("epoch", .string(s.head.epoch)), ("data", s.data)]
+                if let mark = s.mark { answer.append(("mark", .string(String(mark)))) }
+                return reply.success(.object(answer))
             }
             guard let op = context.registry.ops[name] else { throw .badRequest("unknown op \(name)") }
             if op.access == .user && user == nil { throw .unauthorized("log in or send auth first") }

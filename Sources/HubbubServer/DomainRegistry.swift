@@ -136,6 +136,6 @@ enum RoomOps {
         if c.args.since != nil { result.append(("recovered", .bool(false))) }
         result.append(("snapshot", snapshot.data))
         let answer = JSON.object(result)
-        feed.subscribe(member, room: room.name, at: snapshot.head) { c.reply.success(answer) }
+        feed.subscribe(member, room: room.name, at: snapshot.head, mark: snapshot.mark) { c.reply.success(answer) }
     }
 }

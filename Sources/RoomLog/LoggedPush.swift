@@ -45,6 +45,9 @@ public struct StagedRoom: Sendable {
     public private(set) var head: RoomHead
     /// Pushes taken since the last `take()`, in order.
     private var staged: [LoggedPush] = []
+    /// The mark (`PushMark`) of the push at `head.seq`, when this writer made it (nil: the push
+    /// is older, or was encoded inside a change).
+    public private(set) var headMark: UInt64?
 
     public init(name: String, head: RoomHead) {
         self.name = name
@@ -58,7 +61,9 @@ public struct StagedRoom: Sendable {
     public mutating func stage(_ event: some RoomEvent, data: JSON, at now: Double) {
         head.seq += 1
         let text = Envelope.push(room: name, seq: head.seq, epoch: head.epoch, event: event.rawValue, data: data)
-        staged.append(LoggedPush(room: name, epoch: head.epoch, seq: head.seq, at: now, message: OutboundMessage(text: text)))
+        let message = OutboundMessage(text: text)
+        headMark = PushMark.of(message.payload)
+        staged.append(LoggedPush(room: name, epoch: head.epoch, seq: head.seq, at: now, message: message))
     }
 
     /// Encodes a push whose text depends on the reader's language (see `Room.publish(_:languages:...)`).
@@ -69,7 +74,9 @@ public struct StagedRoom: Sendable {
         }
         var translated: [String: OutboundMessage] = [:]
         for tag in languages where translated[tag] == nil { translated[tag] = encode(data(tag)) }
-        staged.append(LoggedPush(room: name, epoch: head.epoch, seq: head.seq, at: now, message: encode(data(nil)), translated: translated))
+        let message = encode(data(nil))
+        headMark = PushMark.of(message.payload)
+        staged.append(LoggedPush(room: name, epoch: head.epoch, seq: head.seq, at: now, message: message, translated: translated))
     }
 
     /// Takes the next `seq` for a push whose data only the change's transaction knows (a count
@@ -77,6 +84,7 @@ public struct StagedRoom: Sendable {
     /// change must not fail for any reason but the store's, or the room's log would have a hole.
     public mutating func reserve() -> Reservation {
         head.seq += 1
+        headMark = nil
         return Reservation(room: name, head: head)
     }
 
@@ -98,5 +106,19 @@ public struct Reservation: Sendable {
     public func push(_ event: some RoomEvent, data: JSON, at now: Double) -> LoggedPush {
         let text = Envelope.push(room: room, seq: head.seq, epoch: head.epoch, event: event.rawValue, data: data)
         return LoggedPush(room: room, epoch: head.epoch, seq: head.seq, at: now, message: OutboundMessage(text: text))
+    }
+}
+
+/// A push's fingerprint (FNV-1a over its text): a snapshot taken while its last push was not yet
+/// durable names it, so that a node holding the snapshot's answer releases it only when that very
+/// push is in the log at that seq, not another one its seq went to after the first was lost.
+public enum PushMark {
+    public static func of(_ bytes: [UInt8]) -> UInt64 {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in bytes {
+            h ^= UInt64(b)
+            h = h &* 0x100_0000_01b3
+        }
+        return h
     }
 }

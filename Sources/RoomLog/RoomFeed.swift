@@ -23,6 +23,9 @@ public final class RoomFeed: Sendable {
         public var maxRecovered: Int
         /// Pushes read per catch-up query.
         public var catchUpBatch: Int
+        /// How long a room behind the log waits without moving before members waiting on a
+        /// snapshot the log never reached are closed (to subscribe again).
+        public var giveUpSeconds: Double = 10
         public init(history: Room.HistoryLimits = .init(), maxRecovered: Int = 1000, catchUpBatch: Int = 500) {
             self.history = history
             self.maxRecovered = maxRecovered
@@ -39,6 +42,8 @@ public final class RoomFeed: Sendable {
         /// The subscribe's answer, held until the room gets to `seq`: a snapshot may hold changes
         /// of its owner that are not durable yet, and must not be seen before they are.
         var reply: (@Sendable () -> Void)?
+        /// The `PushMark` the push at `seq` must have for the held answer to be true.
+        var mark: UInt64?
     }
 
     /// One room watched from this node.
@@ -145,13 +150,27 @@ public final class RoomFeed: Sendable {
             return true
         }
         if push.seq == t.room.seq + 1 {
+            checkMarks(push, &t)
             t.room.publish(prepared: push.message, translated: push.translated, seq: push.seq, now: now, languageOf: languageOf, sink: sink)
             while let next = t.ahead.removeValue(forKey: t.room.seq + 1) {
+                checkMarks(next, &t)
                 t.room.publish(prepared: next.message, translated: next.translated, seq: next.seq, now: now, languageOf: languageOf, sink: sink)
             }
             admitWaiting(&t, now: now)
         }
         return t.behind
+    }
+
+    /// Members holding an answer whose snapshot expected another push at this seq (its owner lost
+    /// that one, and the seq went to the next writer's): closed, to subscribe again.
+    private func checkMarks(_ push: LoggedPush, _ t: inout Tracked) {
+        guard t.waiting.contains(where: { $0.seq == push.seq && $0.mark != nil }) else { return }
+        let mark = PushMark.of(push.message.payload)
+        let stale = t.waiting.filter { $0.seq == push.seq && $0.reply != nil && $0.mark != nil && $0.mark != mark }
+        guard !stale.isEmpty else { return }
+        t.waiting.removeAll { w in stale.contains { $0.member == w.member } }
+        logger.notice("a snapshot's last push was lost; closing its subscribers", metadata: ["room": "\(t.room.name)", "members": "\(stale.count)"])
+        for w in stale { sink.close(w.member, code: .goingAway, reason: "resubscribe to \(t.room.name)") }
     }
 
     /// Members whose snapshot the room has now reached join it (with what came after their snapshot).
@@ -187,7 +206,7 @@ public final class RoomFeed: Sendable {
     /// snapshot may be ahead of what this node delivered: it may hold its owner's changes not yet
     /// durable, so the answer waits until the room gets there (or, if it never does, the member is
     /// closed to subscribe again). Or it is behind: the member gets what followed from the history.
-    public func subscribe(_ member: ConnectionID, room name: String, at head: RoomHead, language: String? = nil,
+    public func subscribe(_ member: ConnectionID, room name: String, at head: RoomHead, mark: UInt64? = nil, language: String? = nil,
                           reply: @escaping @Sendable () -> Void) {
         let now = Date().timeIntervalSince1970
         let language = language ?? readerLanguage.withLock { $0 }.lookup(member)
@@ -202,7 +221,7 @@ public final class RoomFeed: Sendable {
                 reply()
                 join(member, at: head.seq, language: language, &t, now: now)
             } else {
-                t.waiting.append(Waiting(member: member, seq: head.seq, language: language, reply: reply))
+                t.waiting.append(Waiting(member: member, seq: head.seq, language: language, reply: reply, mark: mark))
             }
             let start = t.behind && !t.catchingUp
             if start { t.catchingUp = true }
@@ -308,17 +327,19 @@ public final class RoomFeed: Sendable {
     // MARK: Catching up
 
     /// Reads what `room` misses from the log and delivers it, until it is level with what the
-    /// log holds. Retries a few times when the log does not have it yet (a change of the owner's
-    /// that is still committing).
+    /// log holds. While the log does not have it yet (a change of the owner's still committing,
+    /// slowly under load), it asks again, less and less often, and gives up only after
+    /// `Configuration.giveUpSeconds` in which the room did not move at all.
     private func catchUp(_ name: String) {
         Task {
-            var idle = 0
+            var still = 0.0, pause = 0.025
+            var last: UInt64?
             while true {
-                // Stop once level (or after about a second of finding nothing new): checked under the
-                // lock that clears `catchingUp`, so a gap opened meanwhile is not left waiting.
+                // Stop once level (or given up): checked under the lock that clears `catchingUp`,
+                // so a gap opened meanwhile is not left waiting.
                 let next = rooms.withLock { rooms -> (epoch: String, seq: UInt64)? in
                     guard var t = rooms[name] else { return nil }
-                    guard t.behind, idle < 40 else {
+                    guard t.behind, still < configuration.giveUpSeconds else {
                         t.catchingUp = false
                         if t.behind { giveUp(&t) }
                         rooms[name] = t.isEmpty ? nil : t
@@ -327,21 +348,25 @@ public final class RoomFeed: Sendable {
                     return (t.readEpoch, t.room.seq)
                 }
                 guard let (epoch, seq) = next else { return }
+                if seq != last {
+                    // The room moved (deliveries or the last read): wait afresh.
+                    last = seq
+                    still = 0
+                    pause = 0.025
+                }
                 do {
                     let read = try await source.read(name, epoch: epoch, after: seq, limit: configuration.catchUpBatch)
                     counted(read.count)
-                    if read.isEmpty {
-                        idle += 1
-                        try? await Task.sleep(for: .milliseconds(25))
-                    } else {
-                        idle = 0
+                    if !read.isEmpty {
                         deliverCaughtUp(name, read)
+                        continue
                     }
                 } catch {
                     logger.warning("could not read the room log to catch up", metadata: ["room": "\(name)", "error": "\(error)"])
-                    idle += 10
-                    try? await Task.sleep(for: .milliseconds(200))
                 }
+                try? await Task.sleep(for: .seconds(pause))
+                still += pause
+                pause = min(pause * 2, 0.4)
             }
         }
     }

@@ -60,8 +60,10 @@ public actor VenueActor {
         // A snapshot holding changes not yet durable: if one of them fails, its seq must not be
         // given to another push in this epoch (the feed holds the answer until then, but would
         // release it at that seq).
-        if inFlight.count.load(ordering: .acquiring) > 0 { inFlight.exposed.store(true, ordering: .releasing) }
-        return RoomSnapshot(head: room.head, data: ["venue": venue.json, "checkedIn": .int(checkedIn), "playlist": playlistJSON])
+        let pending = inFlight.count.load(ordering: .acquiring) > 0
+        if pending { inFlight.exposed.store(true, ordering: .releasing) }
+        return RoomSnapshot(head: room.head, data: ["venue": venue.json, "checkedIn": .int(checkedIn), "playlist": playlistJSON],
+                            mark: pending ? room.headMark : nil)
     }
 
     /// Before any change or subscription: `not_found` if the venue is gone; if this actor was

@@ -602,7 +602,9 @@ final class RoomFeedTests: XCTestCase {
     /// A snapshot ahead of anything the log ever gets to (its owner died before that change was
     /// durable): the member is not answered with it, but closed to subscribe again.
     func testASnapshotTheLogNeverReachesClosesTheMember() async throws {
-        let (feed, sink, source) = makeFeed()
+        var configuration = RoomFeed.Configuration()
+        configuration.giveUpSeconds = 1
+        let (feed, sink, source) = makeFeed(configuration)
         let a = member(1), b = member(2)
         subscribe(feed, sink, a, at: 0)
         source.append(pushes(1...2))
@@ -613,6 +615,45 @@ final class RoomFeedTests: XCTestCase {
         XCTAssertEqual(trace(sink, b), [], "never answered with a snapshot holding what did not happen")
         XCTAssertEqual(trace(sink, a), ["reply", "1", "2"], "the others caught up meanwhile")
         XCTAssertNil(sink.closeCode(a))
+    }
+
+    /// A snapshot taken while its last push (3) was not durable names that push; when 3 comes
+    /// from the log as another push (the first was lost with its owner, and the next owner gave
+    /// its seq to another), the held answer is not released: the member is closed instead.
+    func testAHeldSnapshotIsNotReleasedByAnotherPushAtItsSeq() {
+        let (feed, sink, _) = makeFeed()
+        let a = member(1), b = member(2), c = member(3)
+        subscribe(feed, sink, a, at: 0)
+        let expected = push(3)
+        let reply = replyMessage()
+        feed.subscribe(b, room: room, at: RoomHead(seq: 3, epoch: "e1"), mark: PushMark.of(expected.message.payload)) {
+            sink.deliver(reply, to: b)
+        }
+        feed.subscribe(c, room: room, at: RoomHead(seq: 3, epoch: "e1"), mark: PushMark.of(expected.message.payload)) {
+            sink.deliver(reply, to: c)
+        }
+        feed.deliver(pushes(1...2))
+        let other = LoggedPush(room: room, epoch: "e1", seq: 3, at: 0,
+                               message: OutboundMessage(text: Envelope.push(room: room, seq: 3, epoch: "e1", event: FeedEvent.said.rawValue, data: ["n": "other"])))
+        feed.deliver([other])
+        XCTAssertEqual(sink.closeCode(b), .goingAway, "b's snapshot held a push that never became durable")
+        XCTAssertEqual(trace(sink, b), [], "never answered with it")
+        XCTAssertEqual(trace(sink, a), ["reply", "1", "2", "3"])
+        feed.deliver([push(4)])
+        XCTAssertEqual(trace(sink, b), [])
+    }
+
+    func testAHeldSnapshotIsReleasedByTheVeryPushItNamed() {
+        let (feed, sink, _) = makeFeed()
+        let b = member(2)
+        let expected = push(3)
+        let reply = replyMessage()
+        feed.subscribe(b, room: room, at: RoomHead(seq: 3, epoch: "e1"), mark: PushMark.of(expected.message.payload)) {
+            sink.deliver(reply, to: b)
+        }
+        feed.deliver(pushes(1...2) + [expected, push(4)])
+        XCTAssertNil(sink.closeCode(b))
+        XCTAssertEqual(trace(sink, b), ["reply", "4"])
     }
 
     func testLeaveOfAWaitingMember() {

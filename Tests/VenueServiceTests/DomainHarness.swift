@@ -76,7 +76,7 @@ final class DomainHarness: @unchecked Sendable {
         let snapshot = try await actor.snapshot()
         let room = "venue:\(await actor.venueID)"
         let sink = self.sink
-        domain.directory.feed.subscribe(member, room: room, at: snapshot.head) {
+        domain.directory.feed.subscribe(member, room: room, at: snapshot.head, mark: snapshot.mark) {
             sink.deliver(OutboundMessage(text: Envelope.success(id: requestID, result: ["snapshot": snapshot.data])), to: member)
         }
     }

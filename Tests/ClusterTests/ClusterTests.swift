@@ -1,3 +1,4 @@
+import Accounts
 import Foundation
 import HubbubServer
 import HubbubTestSupport
@@ -19,6 +20,8 @@ final class ClusterTests: XCTestCase {
             try TestServer { c in
                 c.database.url = url
                 c.cluster.leaseSeconds = 3
+                // After the free failures an account waits this long: long enough to check every node.
+                c.domainSettings[AccountsDomain.failureDelayMs] = 60_000
             }
         }
     }
@@ -128,9 +131,10 @@ final class ClusterTests: XCTestCase {
         for i in 0..<5 { // accounts.freeFailures is 5
             let c = try await ProtocolClient(url: nodes[i % 3].url)
             codes.append(try await c.errorCode("account.login", ["login": "target", "password": .string("wrong\(i)")]))
-            try await Task.sleep(for: .milliseconds(100)) // the other nodes hear of it
+            try await Task.sleep(for: .milliseconds(300)) // the other nodes hear of it (milliseconds; more on a loaded machine)
         }
         XCTAssertEqual(codes, Array(repeating: "unauthorized", count: 5))
+        try await Task.sleep(for: .seconds(1))
         for n in nodes {
             let c = try await ProtocolClient(url: n.url)
             let code = try await c.errorCode("account.login", ["login": "target", "password": "wrong"])

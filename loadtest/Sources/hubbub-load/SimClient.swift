@@ -63,6 +63,9 @@ final class SimClient: WebSocketHandler, @unchecked Sendable {
     func connect() async throws {
         closingOnPurpose = false
         subscribed = false
+        // A previous connection still closing (a seed's, left just before) is no longer this
+        // client's: its close must not count as this one's.
+        connection = nil
         let options = fleet.options(index, hop: hop)
         try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, Error>) in
             loop.connect(options, makeHandler: { _ in self }) { result in
@@ -232,6 +235,7 @@ final class SimClient: WebSocketHandler, @unchecked Sendable {
 
     func onClose(code: CloseCode, reason: String, connection: WebSocketConnection) {
         fleet.open.subtract(1, ordering: .relaxed)
+        guard connection === self.connection else { return } // an earlier connection of this client
         if !closingOnPurpose { meter.now.closes["\(code.rawValue)", default: 0] += 1 }
         self.connection = nil
         subscribed = false

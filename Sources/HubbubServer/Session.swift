@@ -100,18 +100,19 @@ actor Session: SessionControl {
     /// takes the next request); the owner's reply goes to the client under the client's own id.
     private func forward(_ request: Request, to peer: any PeerNode, home: String, owners: any RoomOwners) async throws(ProtocolError) {
         let member = self.member, sink = context.sink, id = request.id
+        let reply = Replier(member: member, requestID: id, sink: sink)
         do throws(ProtocolError) {
             try await peer.forward(op: request.op, args: request.args.value, user: identity?.user, address: address) { outcome in
                 Self.forwarded(outcome)
                 switch outcome {
                 case .success(let text):
                     guard let answer = ReplyID.replace(text, with: id) else {
-                        return sink.deliver(OutboundMessage(text: Envelope.failure(id: id, error: ProtocolError(.internal, "the room's node answered oddly"))), to: member)
+                        return reply.failure(ProtocolError(.internal, "the room's node answered oddly"))
                     }
                     sink.deliver(OutboundMessage(kind: .text, payload: answer), to: member)
                 case .failure(let error):
                     owners.forget(home)
-                    sink.deliver(OutboundMessage(text: Envelope.failure(id: id, error: error)), to: member)
+                    reply.failure(error)
                 }
             }
         } catch {

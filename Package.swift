@@ -88,6 +88,7 @@ let package = Package(
             .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
+            .product(name: "Metrics", package: "swift-metrics"),
         ]),
 
         // Rooms with sequence numbers, epochs and recovery history; the JSON envelope of protocol.md.
@@ -222,7 +223,7 @@ let package = Package(
         .testTarget(name: "RealtimeTests", dependencies: ["Realtime", "WebSocket"]),
         .testTarget(name: "RoomLogTests", dependencies: ["RoomLog", "Realtime", "Storage", "WebSocket", "HubbubTestSupport"]),
         .testTarget(name: "AccountsTests", dependencies: ["Accounts", "Storage", .product(name: "GRDB", package: "GRDB.swift")]),
-        .testTarget(name: "StorageTests", dependencies: ["Storage", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "StorageTests", dependencies: ["Storage", "HubbubTestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "HubbubClient", "WebSocket", "HubbubTestSupport"]),
         // Three nodes on one PostgreSQL (scripts/test-postgres.sh runs them; the SQLite pass skips them).
         .testTarget(name: "ClusterTests", dependencies: ["HubbubServer", "HubbubTestSupport", "Realtime", "Accounts"]),

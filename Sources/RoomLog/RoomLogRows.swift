@@ -52,14 +52,23 @@ public enum RoomLogRows {
     }
 
     /// Writes `pushes` (one room's, in seq order, continuing its head) in the current transaction
-    /// and moves the head on. Throws `fenced` if the head is not at the first push's seq − 1 in
-    /// its epoch: the caller's savepoint then undoes its change as well.
+    /// and moves the head on. Fails if the head is not at the first push's seq − 1 in its epoch:
+    /// the caller's savepoint then undoes its change as well. On SQLite it throws `fenced` here;
+    /// on PostgreSQL the check runs in the database (`hubbub_room_advance`), so the change does not
+    /// wait for it, and the change fails with SQLSTATE `RoomLogSchema.fencedState` when its
+    /// statements are answered.
     public static func append(_ pushes: [LoggedPush], _ db: any SQLDatabase) throws {
         guard let first = pushes.first, let last = pushes.last else { return }
         let expected = RoomHead(seq: first.seq - 1, epoch: first.epoch)
-        try db.execute(sql: "UPDATE room_head SET seq = ? WHERE room = ? AND seq = ? AND epoch = ?",
-                       arguments: [Int64(last.seq), first.room, Int64(expected.seq), expected.epoch])
-        guard db.changesCount == 1 else { throw RoomLogError.fenced(room: first.room, expected: expected) }
+        switch db.dialect {
+        case .sqlite:
+            let moved = try db.changes(sql: "UPDATE room_head SET seq = ? WHERE room = ? AND seq = ? AND epoch = ?",
+                                       arguments: [Int64(last.seq), first.room, Int64(expected.seq), expected.epoch])
+            guard moved == 1 else { throw RoomLogError.fenced(room: first.room, expected: expected) }
+        case .postgres:
+            try db.execute(sql: "SELECT hubbub_room_advance(?, ?, ?, ?)",
+                           arguments: [first.room, Int64(expected.seq), expected.epoch, Int64(last.seq)])
+        }
         let insert = try db.cachedStatement(sql: "INSERT INTO room_log (room, seq, at, payload, translated) VALUES (?, ?, ?, ?, ?)")
         for push in pushes {
             precondition(push.room == first.room && push.epoch == first.epoch, "one room's pushes per append")
@@ -86,8 +95,7 @@ public enum RoomLogRows {
 
     /// Deletes pushes made before `cutoff` (SQLite; PostgreSQL drops whole partitions instead).
     public static func deleteBefore(_ cutoff: Double, _ db: any SQLDatabase) throws -> Int {
-        try db.execute(sql: "DELETE FROM room_log WHERE at < ?", arguments: [cutoff])
-        return db.changesCount
+        try db.changes(sql: "DELETE FROM room_log WHERE at < ?", arguments: [cutoff])
     }
 
     // Translations as tag length (1 byte), tag, payload length (4 bytes, big-endian), payload.

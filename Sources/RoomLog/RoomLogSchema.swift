@@ -31,7 +31,28 @@ public enum RoomLogSchema {
                 try ensurePartitions(around: Date().timeIntervalSince1970, ahead: 3600, db)
             }
         }
+        migrator.registerMigration("rooms.v2") { db in
+            guard db.dialect == .postgres else { return }
+            // The head's move, checked where it happens: a writer need not wait for the UPDATE's
+            // row count (its change's statements go to PostgreSQL without waiting, see
+            // `SQLDatabase`), the statement fails instead, with SQLSTATE `fencedState`.
+            try db.execute(sql: """
+                CREATE OR REPLACE FUNCTION hubbub_room_advance(r TEXT, from_seq BIGINT, ep TEXT, to_seq BIGINT) RETURNS INTEGER
+                LANGUAGE plpgsql AS '
+                BEGIN
+                    UPDATE room_head SET seq = to_seq WHERE room = r AND seq = from_seq AND epoch = ep;
+                    IF NOT FOUND THEN
+                        RAISE EXCEPTION ''room % moved on from seq % in epoch %: its writer is stale'', r, from_seq, ep
+                            USING ERRCODE = ''\(fencedState)'';
+                    END IF;
+                    RETURN 1;
+                END'
+                """)
+        }
     }
+
+    /// The SQLSTATE `hubbub_room_advance` fails with when the head is not where its writer believed.
+    public static let fencedState = "HB409"
 
     /// The partition holding pushes made at `at`.
     static func partition(of at: Double) -> (name: String, from: Int64, to: Int64) {

@@ -43,8 +43,7 @@ enum Destinations {
 
     /// Forgets a destination; false when `user` had none of that id.
     static func forget(user: String, id: String, _ db: any SQLDatabase) throws -> Bool {
-        try db.execute(sql: "DELETE FROM destination WHERE user = ? AND id = ?", arguments: [user, id])
-        return db.changesCount > 0
+        try db.changes(sql: "DELETE FROM destination WHERE user = ? AND id = ?", arguments: [user, id]) > 0
     }
 }
 

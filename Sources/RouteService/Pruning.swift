@@ -41,9 +41,8 @@ struct Pruning: Sendable {
                                            arguments: [now] + SQLArguments(chunk))
                         }
                     }
-                    try db.execute(sql: "DELETE FROM corridor WHERE id IN (SELECT id FROM corridor WHERE last_used < ? LIMIT ?)",
-                                   arguments: [unused, batch])
-                    return db.changesCount
+                    return try db.changes(sql: "DELETE FROM corridor WHERE id IN (SELECT id FROM corridor WHERE last_used < ? LIMIT ?)",
+                                          arguments: [unused, batch])
                 }
                 first = false
                 corridors += n

@@ -1,14 +1,17 @@
 import Foundation
 import Logging
+import Metrics
 
 /// One writer thread that commits queued changes in batches: whatever arrived while the last
 /// transaction was committing goes into the next one. Completions run only after the commit;
 /// a refused change (stopping, or a full queue) is told at once, on the submitting thread.
 final class GroupCommitter: @unchecked Sendable {
-    /// A change: runs inside the batch transaction and returns what to do once it is durable.
+    /// A change: runs inside the batch transaction and returns what to do once it is durable. It
+    /// may run again if its batch is retried (only the run that commits has its completion called).
     typealias Job = (any SQLDatabase) -> (() -> Void)
     /// Runs one transaction: opens it, hands `body` the connection, commits; throws (having rolled
-    /// back) when it could not commit.
+    /// back) when it could not commit. It may run `body` more than once (rolling back all but the
+    /// last run): jobs make their change again and return their completion again.
     typealias Transaction = ((any SQLDatabase) throws -> Void) throws -> Void
     private struct Pending {
         var job: Job
@@ -25,6 +28,12 @@ final class GroupCommitter: @unchecked Sendable {
     private var stopped = false
     private var transactions = 0
     private var changes = 0
+    /// Waiting changes, group transactions and their length (`/metrics`: a backlog shows here first).
+    private let waiting = Gauge(label: "hubbub_store_pending_writes")
+    private let committed = Counter(label: "hubbub_store_transactions_total")
+    private let committedChanges = Counter(label: "hubbub_store_changes_total")
+    private let failedTransactions = Counter(label: "hubbub_store_failed_transactions_total")
+    private let commitTime = Timer(label: "hubbub_store_commit_seconds")
 
     init(transaction: @escaping Transaction, maxBatch: Int, maxPending: Int = .max, logger: Logger) {
         self.transaction = transaction
@@ -92,7 +101,9 @@ final class GroupCommitter: @unchecked Sendable {
             let take = min(queue.count, maxBatch)
             let batch = Array(queue.prefix(take))
             queue.removeFirst(take)
+            let left = queue.count
             condition.unlock()
+            waiting.record(left)
             commit(batch)
         }
     }
@@ -100,13 +111,15 @@ final class GroupCommitter: @unchecked Sendable {
     private func commit(_ batch: [Pending]) {
         var completions: [() -> Void] = []
         completions.reserveCapacity(batch.count)
+        let started = DispatchTime.now().uptimeNanoseconds
+        defer { commitTime.recordNanoseconds(Int64(DispatchTime.now().uptimeNanoseconds - started)) }
         do {
-            try transaction { db in
-                for p in batch { completions.append(p.job(db)) }
-            }
+            // (Assigned, not appended: an engine may run the batch twice, see `PostgresEngine.groupTransaction`.)
+            try transaction { db in completions = batch.map { $0.job(db) } }
         } catch {
             // The transaction itself failed (disk full, I/O error): nothing in it is durable.
             logger.error("group commit failed", metadata: ["changes": "\(batch.count)", "error": "\(error)"])
+            failedTransactions.increment()
             for p in batch { p.failed(error) }
             return
         }
@@ -114,6 +127,8 @@ final class GroupCommitter: @unchecked Sendable {
         transactions += 1
         changes += batch.count
         condition.unlock()
+        committed.increment()
+        committedChanges.increment(by: batch.count)
         for done in completions { done() }
     }
 }

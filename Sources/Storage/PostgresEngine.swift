@@ -1,20 +1,25 @@
 import Foundation
 import Logging
+import Metrics
 import NIOCore
 import PostgresNIO
 import Synchronization
 
 /// The store on PostgreSQL (`database.url`): one connection for the writer thread's group
-/// transactions, a few for reads, each used by one store thread at a time and waited on there.
+/// transactions, one for transactions apart from them (`Store.writeApart`), a few for reads, each used by one store thread at a time and waited on there.
 /// A connection that fails is replaced at its next use (the transaction it was in failed, and its
 /// changes were never acknowledged).
 final class PostgresEngine: Sendable {
     private let configuration: PostgresConnection.Configuration
     private let logger: Logger
-    let keys = PrimaryKeys()
+    let translations = PostgresTranslations()
     private let writer = Mutex<PostgresConnection?>(nil)
+    private let apartWriter = Mutex<PostgresConnection?>(nil)
     private let idleReaders = Mutex<[PostgresConnection]>([])
     private let ids = Atomic<Int>(1)
+    /// Group transactions whose first attempt failed and that were made again change by change.
+    let retriedGroups = Atomic<Int>(0)
+    private let retried = Counter(label: "hubbub_store_retried_transactions_total")
     /// Every connection open now (`dropConnections` closes them all).
     private let open = Mutex<[Int: PostgresConnection]>([:])
 
@@ -69,18 +74,48 @@ final class PostgresEngine: Sendable {
     /// One transaction on the writer connection (the writer thread's alone): `body`, then commit;
     /// on any error a rollback, and the connection is dropped if it is broken.
     func transaction(_ body: (any SQLDatabase) throws -> Void) throws {
+        try transaction(on: writer, .careful, body)
+    }
+
+    /// A group commit's transaction (`body` runs its changes, each in `inSavepoint`): first all
+    /// sent at once, waited for only at the commit; if any change failed, that attempt is rolled
+    /// back and the changes are made again, each in a savepoint answered before the next, so the
+    /// failed one is undone alone. `body` may so run twice: only the attempt that commits counts.
+    /// (One wait per transaction instead of one per change or statement: the writer's round trips
+    /// to PostgreSQL, not PostgreSQL's work, bounded its changes per second.)
+    func groupTransaction(_ body: (any SQLDatabase) throws -> Void) throws {
+        do {
+            try transaction(on: writer, .optimistic, body)
+        } catch {
+            logger.debug("store: a change in the group failed; making them one by one", metadata: ["error": "\(error)"])
+            retriedGroups.add(1, ordering: .relaxed)
+            retried.increment()
+            try transaction(on: writer, .careful, body)
+        }
+    }
+
+    /// The same on the connection for transactions apart from the group commit (one caller at a
+    /// time: the store's queue for them).
+    func transactionApart(_ body: (any SQLDatabase) throws -> Void) throws {
+        try transaction(on: apartWriter, .careful, body)
+    }
+
+    private func transaction(on writer: borrowing Mutex<PostgresConnection?>, _ attempt: PostgresSQLDatabase.Attempt,
+                             _ body: (any SQLDatabase) throws -> Void) throws {
         let connection = try writer.withLock { current in
             if let c = current, !c.isClosed { return c }
             current = try connect()
             return current!
         }
-        let db = PostgresSQLDatabase(connection, keys: keys, logger: logger)
+        let db = PostgresSQLDatabase(connection, translations: translations, attempt: attempt, logger: logger)
         do {
-            try db.run("BEGIN", [], translate: false)
             try body(db)
-            try db.run("COMMIT", [], translate: false)
+            if let spoiled = db.spoiled { throw spoiled }
+            try db.commit()
         } catch {
-            _ = try? db.run("ROLLBACK", [], translate: false)
+            db.abandon()
+            _ = try? db.answers()
+            if db.begun { _ = try? db.run("ROLLBACK", [], translate: false) }
             if connection.isClosed { writer.withLock { $0 = nil } }
             throw error
         }
@@ -90,14 +125,15 @@ final class PostgresEngine: Sendable {
     /// blocks this thread.
     func read<T>(_ query: (any SQLDatabase) throws -> T) throws -> T {
         let connection = try idleReaders.withLock { $0.popLast() } ?? connect()
-        let db = PostgresSQLDatabase(connection, keys: keys, logger: logger)
+        let db = PostgresSQLDatabase(connection, translations: translations, logger: logger)
         do {
-            try db.run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", [], translate: false)
+            db.begin("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             let value = try query(db)
             try db.run("COMMIT", [], translate: false)
             idleReaders.withLock { $0.append(connection) }
             return value
         } catch {
+            _ = try? db.answers()
             _ = try? db.run("ROLLBACK", [], translate: false)
             if !connection.isClosed { idleReaders.withLock { $0.append(connection) } }
             throw error
@@ -142,6 +178,7 @@ final class PostgresEngine: Sendable {
 
     func close() {
         let connections = writer.withLock { c -> [PostgresConnection] in defer { c = nil }; return c.map { [$0] } ?? [] }
+            + apartWriter.withLock { c -> [PostgresConnection] in defer { c = nil }; return c.map { [$0] } ?? [] }
             + idleReaders.withLock { r -> [PostgresConnection] in defer { r = [] }; return r }
         for c in connections { try? c.close().wait() }
     }

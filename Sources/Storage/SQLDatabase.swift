@@ -8,9 +8,16 @@ public enum SQLDialect: Sendable, Equatable {
 /// A connection inside one transaction (a change) or one snapshot (a read): what every domain's
 /// SQL runs on, whichever engine is behind it. Valid only inside the closure it is handed to.
 /// Statements use `?` placeholders (an engine that numbers them rewrites them).
+///
+/// A statement that returns nothing the change looks at (`execute`, a cached statement's runs)
+/// may be sent without waiting for its answer: PostgreSQL's engine queues it behind the others
+/// on the connection and learns of its failure at the next call that needs an answer (a fetch,
+/// `changes`, `insert`, the end of a savepoint or of the transaction), which then throws. The
+/// change fails as a whole either way; only the call that reports it differs.
 public protocol SQLDatabase: AnyObject {
     var dialect: SQLDialect { get }
     /// Runs one statement (or, without arguments, several separated by semicolons: a migration).
+    /// Its failure may be reported by a later call in the same change (see above).
     func execute(sql: String, arguments: SQLArguments) throws
     /// Every row a query returns.
     func fetchAll(sql: String, arguments: SQLArguments) throws -> [SQLRow]
@@ -20,8 +27,8 @@ public protocol SQLDatabase: AnyObject {
     func forEachRow(sql: String, arguments: SQLArguments, _ body: (SQLRow) throws -> Void) throws
     /// A statement prepared once per connection and run many times.
     func cachedStatement(sql: String) throws -> any SQLStatement
-    /// Rows the last statement inserted, changed or deleted.
-    var changesCount: Int { get }
+    /// Runs one statement and returns the rows it inserted, changed or deleted (waits for its answer).
+    func changes(sql: String, arguments: SQLArguments) throws -> Int
     /// Runs an `INSERT` and returns the new row's `column` (an integer key the database assigns).
     func insert(sql: String, arguments: SQLArguments, returning column: String) throws -> Int64
     /// Runs `body` in a savepoint: if it throws, only what it did is undone.

@@ -56,7 +56,10 @@ final class SQLiteDatabase: SQLDatabase {
         return made
     }
 
-    var changesCount: Int { db.changesCount }
+    func changes(sql: String, arguments: SQLArguments) throws -> Int {
+        try execute(sql: sql, arguments: arguments)
+        return db.changesCount
+    }
 
     func insert(sql: String, arguments: SQLArguments, returning column: String) throws -> Int64 {
         try execute(sql: sql, arguments: arguments)

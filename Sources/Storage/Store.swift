@@ -1,6 +1,8 @@
 import Foundation
 import GRDB
 import Logging
+import Metrics
+import Synchronization
 
 /// The embedded durable store: one SQLite database in WAL mode under the data directory.
 /// Domains see it only through `SQLDatabase` (their SQL, with `?` placeholders) and
@@ -46,6 +48,11 @@ public final class Store: Sendable {
     private let committer: GroupCommitter
     private let readQueue: DispatchQueue
     private let readSlots: DispatchSemaphore
+    private let apartQueue = DispatchQueue(label: "hubbub.store.apart")
+    /// Reads running and waiting for a reader connection (`/metrics`: the pool's use).
+    private let readsRunning = Gauge(label: "hubbub_store_reads_running")
+    private let readsWaiting = Gauge(label: "hubbub_store_reads_waiting")
+    private let readCounts = Mutex<(running: Int, waiting: Int)>((0, 0))
 
     /// Which SQL the store speaks.
     public var dialect: SQLDialect {
@@ -62,7 +69,7 @@ public final class Store: Sendable {
             let postgres = try PostgresEngine(url: url, logger: logger)
             try postgres.migrate(migrations)
             engine = .postgres(postgres)
-            transaction = { body in try postgres.transaction(body) }
+            transaction = { body in try postgres.groupTransaction(body) }
         } else {
             let pool = try Self.openSQLite(configuration, migrations: migrations)
             engine = .sqlite(pool)
@@ -112,6 +119,8 @@ public final class Store: Sendable {
 
     /// Runs `change` inside the next group transaction and returns once that transaction is
     /// durable. A change that throws is rolled back alone (its savepoint); the others commit.
+    /// `change` may run more than once (its group was retried, see `GroupCommitter`): only the
+    /// run that commits counts, so it does nothing outside the database but return its value.
     public func write<T: Sendable>(_ change: @escaping @Sendable (any SQLDatabase) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             committer.submit(admit: true) { db in
@@ -123,6 +132,25 @@ public final class Store: Sendable {
                 }
             } failed: { error in
                 continuation.resume(throwing: error)
+            }
+        }
+    }
+
+    /// Runs `change` in a transaction of its own, outside the group commit, and returns once it is
+    /// committed. On PostgreSQL it has a connection of its own, so a backlog of changes waiting
+    /// for the group commit does not delay it: for the cluster's leases, which must be renewed on
+    /// time whatever the write load. On SQLite (one node, no leases) it joins the group commit.
+    public func writeApart<T: Sendable>(_ change: @escaping @Sendable (any SQLDatabase) throws -> T) async throws -> T {
+        guard case .postgres(let postgres) = engine else { return try await write(change) }
+        return try await withCheckedThrowingContinuation { continuation in
+            apartQueue.async {
+                do {
+                    var value: T?
+                    try postgres.transactionApart { db in value = try change(db) }
+                    continuation.resume(returning: value!)
+                } catch {
+                    continuation.resume(throwing: error)
+                }
             }
         }
     }
@@ -139,6 +167,7 @@ public final class Store: Sendable {
     /// is closed. Changes submitted one after another are applied in that order. For actors that
     /// must not suspend (and be re-entered) while a change they already applied in memory becomes
     /// durable; they check `acceptsWrites` before applying it.
+    /// Like `write`'s, `change` may run more than once; only the run that commits counts.
     public func submit(_ change: @escaping @Sendable (any SQLDatabase) throws -> Void,
                        completion: @escaping @Sendable (Result<Void, Error>) -> Void) {
         committer.submit(admit: false) { db in
@@ -157,11 +186,26 @@ public final class Store: Sendable {
     public func read<T: Sendable>(_ query: @escaping @Sendable (any SQLDatabase) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             readQueue.async { [self] in
+                countRead(waiting: 1)
                 readSlots.wait()
-                defer { readSlots.signal() }
+                countRead(running: 1, waiting: -1)
+                defer {
+                    countRead(running: -1)
+                    readSlots.signal()
+                }
                 do { continuation.resume(returning: try self.readNow(query)) } catch { continuation.resume(throwing: error) }
             }
         }
+    }
+
+    private func countRead(running: Int = 0, waiting: Int = 0) {
+        let now = readCounts.withLock { counts in
+            counts.running += running
+            counts.waiting += waiting
+            return counts
+        }
+        readsRunning.record(now.running)
+        readsWaiting.record(now.waiting)
     }
 
     /// Synchronous read, for start-up (loading state before serving).
@@ -196,4 +240,11 @@ public final class Store: Sendable {
 
     /// Transactions committed and changes in them, since start (for metrics and benchmarks).
     public var commitStats: (transactions: Int, changes: Int) { committer.stats }
+
+    /// Group transactions made a second time, change by change, because a change in the first
+    /// attempt failed (PostgreSQL; always 0 on SQLite, which makes each change in its savepoint).
+    public var retriedTransactions: Int {
+        if case .postgres(let postgres) = engine { return postgres.retriedGroups.load(ordering: .relaxed) }
+        return 0
+    }
 }

@@ -233,9 +233,9 @@ actor EventGoerActor: RoomHost {
                     var out: [(seq: UInt64, payload: [UInt8])?] = []
                     for p in batch {
                         if let event = p.once {
-                            try db.execute(sql: "INSERT OR IGNORE INTO tonight_pushed (user, event, kind, at) VALUES (?, ?, ?, ?)",
-                                           arguments: [user, event, p.event.rawValue, now])
-                            if db.changesCount == 0 { out.append(nil); continue }
+                            let fresh = try db.changes(sql: "INSERT OR IGNORE INTO tonight_pushed (user, event, kind, at) VALUES (?, ?, ?, ?)",
+                                                       arguments: [user, event, p.event.rawValue, now])
+                            if fresh == 0 { out.append(nil); continue }
                         }
                         try p.also?(db)
                         seq += 1
@@ -245,8 +245,8 @@ actor EventGoerActor: RoomHost {
                         out.append((seq, payload))
                     }
                     guard seq > base else { return out }
-                    try db.execute(sql: "UPDATE tonight_goer SET seq = ? WHERE user = ? AND seq = ?", arguments: [Int64(seq), user, Int64(base)])
-                    guard db.changesCount == 1 else { throw StreamMovedOn(user: user, seq: base) }
+                    guard try db.changes(sql: "UPDATE tonight_goer SET seq = ? WHERE user = ? AND seq = ?",
+                                         arguments: [Int64(seq), user, Int64(base)]) == 1 else { throw StreamMovedOn(user: user, seq: base) }
                     try db.execute(sql: "DELETE FROM tonight_user_push WHERE user = ? AND (seq <= ? OR at < ?)",
                                    arguments: [user, Int64(seq) - Int64(keep.count), now - keep.maxAgeSeconds])
                     return out

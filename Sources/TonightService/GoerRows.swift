@@ -47,11 +47,9 @@ enum GoerRows {
     static func setFavorite(_ user: String, _ kind: FavoriteKind, _ id: String, _ on: Bool, epoch: String, _ db: any SQLDatabase) throws -> Bool {
         try ensure(user, epoch: epoch, db)
         if on {
-            try db.execute(sql: "INSERT OR IGNORE INTO tonight_favorite (user, kind, id) VALUES (?, ?, ?)", arguments: [user, kind.rawValue, id])
-        } else {
-            try db.execute(sql: "DELETE FROM tonight_favorite WHERE user = ? AND kind = ? AND id = ?", arguments: [user, kind.rawValue, id])
+            return try db.changes(sql: "INSERT OR IGNORE INTO tonight_favorite (user, kind, id) VALUES (?, ?, ?)", arguments: [user, kind.rawValue, id]) > 0
         }
-        return db.changesCount > 0
+        return try db.changes(sql: "DELETE FROM tonight_favorite WHERE user = ? AND kind = ? AND id = ?", arguments: [user, kind.rawValue, id]) > 0
     }
 
     /// Follows (with a reminder due at `remindAt`, if any), dismisses, or forgets a plan (`nil`).

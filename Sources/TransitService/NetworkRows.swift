@@ -112,11 +112,10 @@ enum NetworkRows {
                         if try Int.fetchOne(db, sql: "SELECT 1 FROM transit_feed WHERE name = ? AND version = ?", arguments: [feed, version]) != nil {
                             return 0
                         }
-                        try db.execute(sql: """
+                        return try db.changes(sql: """
                             DELETE FROM \(table) WHERE feed = ? AND version = ? AND \(key) IN (
                                 SELECT \(key) FROM \(table) WHERE feed = ? AND version = ? LIMIT ?)
                             """, arguments: [feed, version, feed, version, batch])
-                        return db.changesCount
                     }
                     dropped += n
                     if n < batch { break }

@@ -23,7 +23,7 @@ final class PostgresMigrationsTests: XCTestCase {
         func forEachRow(sql: String, arguments: SQLArguments, _ body: (SQLRow) throws -> Void) throws { try execute(sql: sql, arguments: arguments) }
         func fetchOne(sql: String, arguments: SQLArguments) throws -> SQLRow? { try execute(sql: sql, arguments: arguments); return nil }
         func cachedStatement(sql: String) throws -> any SQLStatement { throw TranslationOnly() }
-        var changesCount: Int { 0 }
+        func changes(sql: String, arguments: SQLArguments) throws -> Int { try execute(sql: sql, arguments: arguments); return 0 }
         func insert(sql: String, arguments: SQLArguments, returning column: String) throws -> Int64 { try execute(sql: sql, arguments: arguments); return 0 }
         func inSavepoint<T>(_ body: () throws -> T) throws -> T { try body() }
         struct TranslationOnly: Error {}

@@ -1,15 +1,21 @@
 import Foundation
+import HubbubTestSupport
 import Storage
 import XCTest
 
+/// The store on SQLite, and on PostgreSQL when `HUBBUB_TEST_POSTGRES` is set (scripts/test-postgres.sh).
 final class StoreTests: XCTestCase {
     private func makeStore(_ dir: String, maxPendingWrites: Int = 100_000) throws -> Store {
         var migrations = SQLMigrations()
         migrations.registerMigration("items") { db in
             try db.execute(sql: "CREATE TABLE item (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE)")
+            try db.execute(sql: "CREATE TABLE thing (id INTEGER PRIMARY KEY, t TEXT, i INTEGER, r REAL, b BLOB)")
         }
         var configuration = Store.Configuration(directory: dir)
         configuration.maxPendingWrites = maxPendingWrites
+        if let cluster = ProcessInfo.processInfo.environment["HUBBUB_TEST_POSTGRES"], !cluster.isEmpty {
+            configuration.postgresURL = try TestPostgres.database(for: dir, in: cluster)
+        }
         return try Store(configuration: configuration, migrations: migrations)
     }
 
@@ -56,6 +62,80 @@ final class StoreTests: XCTestCase {
         XCTAssertEqual(names.filter { $0 == "same" }.count, 1)
         // 'other' committed only if its change (b) succeeded.
         XCTAssertEqual(names.contains("other"), names.count == 3)
+    }
+
+    /// Changes that fail in a busy group are undone alone and told so, whether the database
+    /// refused them or the change threw; every other change of the group commits. (On PostgreSQL a
+    /// group's first attempt goes as one block and fails as a whole: it is made again, change by
+    /// change.)
+    func testFailingChangesInABusyGroupFailAloneAndTheOthersCommit() async throws {
+        let store = try makeStore(tempDir())
+        defer { store.close() }
+        try await store.write { db in try db.execute(sql: "INSERT INTO item (name) VALUES ('taken')") }
+        struct Refused: Error {}
+        let outcomes = await withTaskGroup(of: (Int, Bool).self) { group in
+            for i in 0..<300 {
+                group.addTask {
+                    do {
+                        try await store.write { db in
+                            try db.execute(sql: "INSERT INTO item (name) VALUES (?)", arguments: ["n\(i)"])
+                            if i % 7 == 0 { try db.execute(sql: "INSERT INTO item (name) VALUES ('taken')") }
+                            if i % 11 == 0 { throw Refused() }
+                        }
+                        return (i, true)
+                    } catch {
+                        return (i, false)
+                    }
+                }
+            }
+            return await group.reduce(into: [Int: Bool]()) { $0[$1.0] = $1.1 }
+        }
+        let shouldFail = Set((0..<300).filter { $0 % 7 == 0 || $0 % 11 == 0 })
+        XCTAssertEqual(Set(outcomes.filter { !$0.value }.keys), shouldFail)
+        let names = Set(try await store.read { db in try String.fetchAll(db, sql: "SELECT name FROM item") })
+        XCTAssertEqual(names, Set(["taken"] + (0..<300).filter { !shouldFail.contains($0) }.map { "n\($0)" }))
+        XCTAssertLessThan(store.commitStats.transactions, 300, "changes arriving together share a transaction")
+        if store.dialect == .postgres { XCTAssertGreaterThan(store.retriedTransactions, 0, "failed first attempts were made again") }
+    }
+
+    /// Values of every kind, awkward ones included, read back as they were written, whether their
+    /// change went alone or with others (on PostgreSQL a group's values are written into its
+    /// block as literals: quotes, backslashes, the block's own delimiter, comments, signs).
+    func testAwkwardValuesReadBackAsWritten() async throws {
+        let store = try makeStore(tempDir())
+        defer { store.close() }
+        let texts = ["it's", "back\\slash \\x00 \\'", "$hubbub$ END $hubbub$; DROP TABLE item; --", "e\u{301} 🎉 ÿ", "-- not a comment",
+                     "?", "", "'; DELETE FROM thing; --", "$1 $2", "line\nbreak\ttab"]
+        let integers: [Int64] = [0, -1, 42, Int64.max, Int64.min, -9_007_199_254_740_993]
+        let reals: [Double] = [0.1, -2.5, 1e-300, 1.7976931348623157e308, -0.0, 1732476000.123456, .infinity, -.infinity]
+        let blobs: [[UInt8]] = [[], [0], [0, 1, 39, 92, 255], Array("\\x41'".utf8), (0...255).map(UInt8.init)]
+        let rows = (0..<40).map { i -> (id: Int64, t: String?, i: Int64?, r: Double?, b: [UInt8]?) in
+            (Int64(i + 1), i % 9 == 8 ? nil : texts[i % texts.count], i % 8 == 7 ? nil : integers[i % integers.count],
+             i % 10 == 9 ? nil : reals[i % reals.count], i % 7 == 6 ? nil : blobs[i % blobs.count])
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for row in rows {
+                group.addTask {
+                    try await store.write { db in
+                        try db.execute(sql: "INSERT INTO thing (id, t, i, r, b) VALUES (?, ?, ?, ?, ?)",
+                                       arguments: [row.id, row.t, row.i, row.r, row.b.map { Data($0) }])
+                        // An UPDATE whose values are the same ones, in a WHERE clause as well.
+                        try db.execute(sql: "UPDATE thing SET t = ? WHERE id = ? AND (t = ? OR t IS NULL)", arguments: [row.t, row.id, row.t])
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        XCTAssertEqual(store.retriedTransactions, 0, "every group's first attempt commits: no value broke its block")
+        let read = try await store.read { db in try SQLRow.fetchAll(db, sql: "SELECT id, t, i, r, b FROM thing ORDER BY id") }
+        XCTAssertEqual(read.count, rows.count)
+        for (row, got) in zip(rows, read) {
+            XCTAssertEqual(got["id"] as Int64, row.id)
+            XCTAssertEqual(got["t"] as String?, row.t, "row \(row.id)")
+            XCTAssertEqual(got["i"] as Int64?, row.i, "row \(row.id)")
+            XCTAssertEqual(got["r"] as Double?, row.r, "row \(row.id)")
+            XCTAssertEqual((got["b"] as Data?).map { [UInt8]($0) }, row.b, "row \(row.id)")
+        }
     }
 
     /// Behind a stalled disk the queue stops growing at `maxPendingWrites`: `write` is refused at

@@ -98,6 +98,7 @@ public actor AccountService {
         events.subscribe(AccountEvent.revoked) { data in Task { await self.heard(revocation: data) } }
         events.subscribe(AccountEvent.reset) { data in Task { await self.heard(reset: data) } }
         events.subscribe(AccountEvent.profile) { data in Task { await self.heard(profile: data) } }
+        events.subscribe(AccountEvent.signedUp) { data in Task { await self.heard(signup: data) } }
         events.onResync { Task { await self.reloadKept() } }
     }
 
@@ -105,6 +106,11 @@ public actor AccountService {
         guard case .string(let account)? = data["account"], case .string(let address)? = data["address"],
               let at = Self.number(data["at"]) else { return }
         throttle.failed(account: account, address: address, now: at)
+    }
+
+    private func heard(signup data: JSON) {
+        guard case .string(let source)? = data["address"], let at = Self.number(data["at"]) else { return }
+        signups.spend(source, now: at)
     }
 
     private func heard(success data: JSON) {
@@ -178,6 +184,7 @@ public actor AccountService {
             throw Self.rateLimited("too many sign-ups from your address", wait)
         }
         signups.spend(source, now: now)
+        events?.publish(AccountEvent.signedUp, ["address": .string(source), "at": .double(now)])
         let (hash, salt, iterations) = await passwords.hash(password)
         let id = "u" + Tokens.randomID(bytes: 9)
         let user = User(id: id, username: username)
@@ -335,6 +342,7 @@ public actor AccountService {
         } catch {
             throw ProtocolError(.unavailable, "could not delete the account")
         }
+        erasure?.erased(user: userID)
         languages.set(userID, nil)
         events?.publish(AccountEvent.reset, ["user": .string(userID), "reason": "account deleted", "deleted": true])
         await connections?.end(user: userID, keeping: nil, reason: "account deleted")
@@ -523,4 +531,6 @@ enum AccountEvent {
     static let reset = "auth.reset"
     /// Privacy or language changed: `{user, checkins?, votes?, requests?, language?}`.
     static let profile = "auth.profile"
+    /// A sign-up was let through from an address (its budget counts every node's): `{address, at}`.
+    static let signedUp = "auth.signedUp"
 }

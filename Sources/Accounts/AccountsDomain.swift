@@ -131,8 +131,16 @@ public struct AccountsDomain: Domain {
             return bytes
         }
         let secret = Digest.randomBytes(32)
-        FileManager.default.createFile(atPath: path, contents: Data(Base64.encode(secret).utf8), attributes: [.posixPermissions: 0o600])
+        // A key not kept would be another one at the next start: every token issued would stop working.
+        guard FileManager.default.createFile(atPath: path, contents: Data(Base64.encode(secret).utf8), attributes: [.posixPermissions: 0o600]) else {
+            throw UnwritableTokenKey(path: path)
+        }
         return secret
+    }
+
+    struct UnwritableTokenKey: Error, CustomStringConvertible {
+        var path: String
+        var description: String { "cannot write the token key to \(path)" }
     }
 
     struct MissingTokenKey: Error, CustomStringConvertible {

@@ -17,14 +17,17 @@ public final class ClusterEventBus: ClusterEvents, Service {
     let nodeID: String
     let store: Store
     let logger: Logger
+    let health: ClusterHealth?
     private let handlers = Mutex<[String: [@Sendable (JSON) -> Void]]>([:])
     private let resyncs = Mutex<[@Sendable () -> Void]>([])
     private let outbox: AsyncStream<String>.Continuation
     private let queued: AsyncStream<String>
 
-    public init(nodeID: String, store: Store, logger: Logger) {
+    /// `health` learns whether events are heard (`/healthz`).
+    public init(nodeID: String, store: Store, health: ClusterHealth? = nil, logger: Logger) {
         self.nodeID = nodeID
         self.store = store
+        self.health = health
         self.logger = logger
         (queued, outbox) = AsyncStream<String>.makeStream()
     }
@@ -86,10 +89,12 @@ public final class ClusterEventBus: ClusterEvents, Service {
             do {
                 try await store.listen(Self.channel, listening: {
                     for r in self.resyncs.withLock({ $0 }) { r() }
+                    self.health?.setHearingEvents(true)
                 }, received: { text in self.hear(text) })
             } catch {
                 if Task.isCancelled { break }
             }
+            health?.setHearingEvents(false)
             try? await Task.sleep(for: .seconds(delay))
             delay = min(delay * 2, 5)
         }

@@ -2,9 +2,11 @@ import Foundation
 import Synchronization
 
 /// What a node knows of its link to the shared database, for `/healthz` and `/metrics`: whether
-/// it hears other nodes' commits, and when it last renewed its leases (a write that went through).
+/// it hears other nodes' commits and events, and when it last renewed its leases (a write that
+/// went through).
 public final class ClusterHealth: Sendable {
-    private let _listening = Atomic<Bool>(false)
+    private let hearsCommits = Atomic<Bool>(false)
+    private let hearsEvents = Atomic<Bool>(false)
     /// When the last renewal succeeded (`Ownership.now()` seconds; 0: never).
     private let renewedAt = Mutex<Double>(0)
     /// A renewal older than this means the database is not taking this node's writes.
@@ -12,10 +14,15 @@ public final class ClusterHealth: Sendable {
 
     public init(staleAfterSeconds: Double = 6) { staleAfter = staleAfterSeconds }
 
-    /// Whether this node hears other nodes' commits now.
-    public var listening: Bool { _listening.load(ordering: .relaxed) }
+    /// Whether this node hears other nodes' commits and events now. (Until it does, what they
+    /// count across nodes, such as guessing failures and sign-ups, is not counted here.)
+    public var listening: Bool { hearsCommits.load(ordering: .relaxed) && hearsEvents.load(ordering: .relaxed) }
 
-    func setListening(_ value: Bool) { _listening.store(value, ordering: .relaxed) }
+    /// The room log's notifications (`RoomLogFollower`).
+    func setListening(_ value: Bool) { hearsCommits.store(value, ordering: .relaxed) }
+
+    /// The cluster's events (`ClusterEventBus`).
+    func setHearingEvents(_ value: Bool) { hearsEvents.store(value, ordering: .relaxed) }
 
     func renewed() { renewedAt.withLock { $0 = Ownership.now() } }
 

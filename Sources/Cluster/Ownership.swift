@@ -105,7 +105,7 @@ public final class Ownership: RoomOwners {
         let held = try await store.read { db in try Self.holder(of: room, db) }
         let row: (node: String, address: String?, remaining: Double)
         if let held, held.node != me, held.remaining > 0 { row = held } else {
-            row = try await store.write { db in
+            row = try await store.writeApart { db in
                 if !draining {
                 try db.execute(sql: """
                     INSERT INTO cluster_lease (shard, node, expires) VALUES (?, ?, EXTRACT(EPOCH FROM clock_timestamp()) + ?)
@@ -157,7 +157,7 @@ public final class Ownership: RoomOwners {
         let me = nodeID, ttl = configuration.leaseSeconds
         let asked = Self.now()
         do {
-            let held: Set<String> = try await store.write { db in
+            let held: Set<String> = try await store.writeApart { db in
                 try db.execute(sql: "UPDATE cluster_node SET seen = EXTRACT(EPOCH FROM clock_timestamp()) WHERE id = ?", arguments: [me])
                 try db.execute(sql: "UPDATE cluster_lease SET expires = EXTRACT(EPOCH FROM clock_timestamp()) + ? WHERE node = ?",
                                arguments: [ttl, me])
@@ -183,7 +183,7 @@ public final class Ownership: RoomOwners {
     /// exists yet; returns the key.
     public func register(address: String) async throws -> String {
         let me = nodeID
-        return try await store.write { db in
+        return try await store.writeApart { db in
             try db.execute(sql: """
                 INSERT INTO cluster_node (id, address, started, seen) VALUES (?, ?, EXTRACT(EPOCH FROM clock_timestamp()), EXTRACT(EPOCH FROM clock_timestamp()))
                 """, arguments: [me, address])
@@ -204,7 +204,7 @@ public final class Ownership: RoomOwners {
         let me = nodeID
         entries.withLock { $0 = [:] }
         do {
-            try await store.write { db in
+            try await store.writeApart { db in
                 try db.execute(sql: "DELETE FROM cluster_lease WHERE node = ?", arguments: [me])
                 try db.execute(sql: "UPDATE cluster_node SET draining = 1 WHERE id = ?", arguments: [me])
             }

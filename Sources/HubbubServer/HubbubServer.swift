@@ -53,6 +53,8 @@ public final class HubbubServer: Sendable {
         storage.cacheKiB = configuration.storage.cacheKiB
         storage.writerCacheKiB = configuration.storage.writerCacheKiB
         storage.postgresURL = configuration.database.url
+        // Metrics made before the registry is bootstrapped would go nowhere: the store makes its own.
+        _ = MetricsExposition.shared
         let store = try Store(configuration: storage, migrations: migrator, logger: logger)
 
         let sink = LoopSink()
@@ -60,7 +62,8 @@ public final class HubbubServer: Sendable {
         let capabilities = Capabilities()
         // Several nodes (PostgreSQL): this node's id, and the bus domains tell the others through.
         let nodeID = "n" + Digest.randomToken(length: 10)
-        let events = store.dialect == .postgres ? ClusterEventBus(nodeID: nodeID, store: store, logger: logger) : nil
+        let health = ClusterHealth(staleAfterSeconds: Double(configuration.cluster.leaseSeconds))
+        let events = store.dialect == .postgres ? ClusterEventBus(nodeID: nodeID, store: store, health: health, logger: logger) : nil
         if let events { capabilities.provide(ClusterEvents.self, events) }
         let signedIn = SignedInSessions(capabilities: capabilities)
         capabilities.provide(SignedInConnections.self, signedIn)
@@ -78,7 +81,6 @@ public final class HubbubServer: Sendable {
         let built = try domains.map { try $0.init(context: context) }
         erasure.attach(built)
         // Several nodes (PostgreSQL): leases on logged rooms, links to the other nodes.
-        let health = ClusterHealth(staleAfterSeconds: Double(configuration.cluster.leaseSeconds))
         var cluster: (ownership: Ownership, links: PeerLinks)?
         if store.dialect == .postgres {
             let links = PeerLinks(timeoutSeconds: Double(configuration.cluster.forwardTimeoutSeconds), logger: logger)

@@ -11,19 +11,35 @@ final class ClusterTests: XCTestCase {
     private var nodes: [TestServer] = []
 
     override func setUp() async throws {
+        nodes = try await startNodes()
+    }
+
+    /// Three nodes on a fresh database of the test cluster, once each is healthy (it renewed its
+    /// leases and hears the others' commits and events, as a load balancer would wait for);
+    /// `configure` adds to each node's settings.
+    private func startNodes(_ configure: (inout HubbubConfiguration) -> Void = { _ in }) async throws -> [TestServer] {
         guard let cluster = ProcessInfo.processInfo.environment["HUBBUB_TEST_POSTGRES"], !cluster.isEmpty else {
             XCTFail("ClusterTests need PostgreSQL: run scripts/test-postgres.sh (it starts one and sets HUBBUB_TEST_POSTGRES)")
             throw TestError("no HUBBUB_TEST_POSTGRES")
         }
         let url = try TestPostgres.database(for: "cluster-\(UUID().uuidString)", in: cluster)
-        nodes = try (0..<3).map { _ in
+        let started = try (0..<3).map { _ in
             try TestServer { c in
                 c.database.url = url
                 c.cluster.leaseSeconds = 3
                 // After the free failures an account waits this long: long enough to check every node.
                 c.domainSettings[AccountsDomain.failureDelayMs] = 60_000
+                configure(&c)
             }
         }
+        for n in started {
+            let deadline = Date().addingTimeInterval(20)
+            while try n.api("GET", "/healthz", key: nil).status != 200 {
+                guard Date() < deadline else { throw TestError("a node did not become healthy in 20 s") }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+        return started
     }
 
     override func tearDown() async throws {
@@ -140,6 +156,26 @@ final class ClusterTests: XCTestCase {
             let code = try await c.errorCode("account.login", ["login": "target", "password": "wrong"])
             XCTAssertEqual(code, "rate_limited", "every node counts the failures made on the others")
         }
+    }
+
+    /// Sign-ups from one address are counted on every node: the budget spent through A and B is
+    /// spent on C as well (and another address still signs up).
+    func testSignUpBudgetsHoldAcrossNodes() async throws {
+        for n in nodes { n.stop() }
+        nodes = try await startNodes { $0.domainSettings[AccountsDomain.signupsPerAddressPerHour] = 2 }
+        func signup(_ name: String, on node: Int, from address: String = "127.0.0.1") async throws -> JSON {
+            let c = try await ProtocolClient(url: nodes[node].url, from: address)
+            return try await c.call("account.signup", ["username": .string(name), "email": .string("\(name)@example.com"), "password": "secret123"])
+        }
+        for (i, name) in ["first", "second"].enumerated() {
+            let reply = try await signup(name, on: i)
+            XCTAssertEqual(reply["ok"], .bool(true), "\(reply)")
+            try await Task.sleep(for: .milliseconds(300)) // the other nodes hear of it
+        }
+        let third = try await signup("third", on: 2)
+        XCTAssertEqual(third["error"]?["code"]?.string, "rate_limited", "node C counts the sign-ups made through A and B")
+        let elsewhere = try await signup("third", on: 2, from: "127.0.0.2")
+        XCTAssertEqual(elsewhere["ok"], .bool(true), "\(elsewhere)")
     }
 
     /// Who hides their votes is known on every node: a vote through another node than the one

@@ -80,5 +80,8 @@ public protocol SignedInConnections: Sendable {
 /// `erase(user:_:)`); the accounts domain runs it inside the deletion's transaction, so the account
 /// and its private data in every domain go together, durably.
 public protocol UserErasure: Sendable {
+    /// Rows only, in the deletion's transaction (it may run more than once).
     func erase(user: String, _ db: any SQLDatabase) throws
+    /// Once the deletion is durable: memory's part.
+    func erased(user: String)
 }

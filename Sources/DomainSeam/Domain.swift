@@ -40,8 +40,11 @@ public protocol Domain: Sendable {
     var services: [any Service] { get }
     var endpoints: [HTTPEndpoint] { get }
     /// Deletes what the domain keeps about `user` that must not outlive their account; runs in
-    /// the account deletion's transaction (on the store's writer thread: no waiting here).
+    /// the account deletion's transaction (on the store's writer thread: no waiting here). Rows
+    /// only: it may run more than once, and the transaction may still fail (see `Store.write`).
     func erase(user: String, _ db: any SQLDatabase) throws
+    /// The deletion is durable: forget what memory holds of `user` (after `erase` committed).
+    func erased(user: String)
 }
 
 extension Domain {
@@ -51,6 +54,7 @@ extension Domain {
     public var services: [any Service] { [] }
     public var endpoints: [HTTPEndpoint] { [] }
     public func erase(user: String, _ db: any SQLDatabase) throws {}
+    public func erased(user: String) {}
 }
 
 /// What the core hands a domain when it builds it.

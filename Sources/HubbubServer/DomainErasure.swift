@@ -13,4 +13,8 @@ final class DomainErasure: UserErasure {
     func erase(user: String, _ db: any SQLDatabase) throws {
         for domain in domains.withLock({ $0 }) { try domain.erase(user: user, db) }
     }
+
+    func erased(user: String) {
+        for domain in domains.withLock({ $0 }) { domain.erased(user: user) }
+    }
 }

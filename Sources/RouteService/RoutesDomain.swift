@@ -122,6 +122,9 @@ public struct RoutesDomain: Domain {
         try db.execute(sql: "DELETE FROM recorded_path WHERE user = ?", arguments: [user])
         try db.execute(sql: "DELETE FROM corridor WHERE owner = ?", arguments: [user])
         try db.execute(sql: "DELETE FROM karma WHERE user = ?", arguments: [user])
+    }
+
+    public func erased(user: String) {
         directory.dropPrivate(of: user)
     }
 

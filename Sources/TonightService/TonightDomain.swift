@@ -111,6 +111,9 @@ public struct TonightDomain: Domain {
     /// An account deleted: its preferences, favourites, plans, stream and reminders go.
     public func erase(user: String, _ db: any SQLDatabase) throws {
         try GoerRows.erase(user, db)
+    }
+
+    public func erased(user: String) {
         goers.forget(user)
     }
 

@@ -16,7 +16,7 @@ SCENARIO=$1; shift
 BIN=.build/release/hubbub LOAD=.build/release/hubbub-load
 [[ -x $BIN && -x $LOAD ]] || die "build first: swift build -c release"
 start_postgres DB
-API_KEY=$(head -c 18 /dev/urandom | base64 | tr '+/' '-_')
+API_KEY=${API_KEY:-$(head -c 18 /dev/urandom | base64 | tr "+/" "-_")}
 PIDS=() URLS=()
 for n in $(seq "${NODES:-3}"); do
     port=$(free_port)

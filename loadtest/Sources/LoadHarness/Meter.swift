@@ -8,6 +8,9 @@ public struct Interval: @unchecked Sendable {
     /// Routes: a provider's burst → each of its items' pushes, microseconds (apart, because a burst
     /// of many items each reaching hundreds of travellers takes as long as its pushes take to send).
     public var providerLatency = Histogram<UInt64>(highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: .three)
+    /// Several servers: action → push latency of the pushes received on another node than the
+    /// one the action was sent to, microseconds (a subset of `latency`).
+    public var crossLatency = Histogram<UInt64>(highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: .three)
     /// Pushes (or echoes, or deliveries) received.
     public var received = 0
     /// Missed pushes replayed after a recovered re-subscribe (not timed: their delay is the outage's).
@@ -29,6 +32,10 @@ public struct Interval: @unchecked Sendable {
         _ = latency.record(min(nanos / 1000, 3_600_000_000))
     }
 
+    @inline(__always) public mutating func recordCrossLatency(nanos: UInt64) {
+        _ = crossLatency.record(min(nanos / 1000, 3_600_000_000))
+    }
+
     @inline(__always) public mutating func recordProviderLatency(nanos: UInt64) {
         _ = providerLatency.record(min(nanos / 1000, 3_600_000_000))
     }
@@ -36,6 +43,7 @@ public struct Interval: @unchecked Sendable {
     public mutating func merge(_ o: Interval) {
         latency.add(o.latency)
         providerLatency.add(o.providerLatency)
+        crossLatency.add(o.crossLatency)
         received += o.received
         replayed += o.replayed
         sent += o.sent

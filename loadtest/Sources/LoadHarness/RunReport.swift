@@ -135,6 +135,10 @@ public struct RunReport: Sendable, Codable {
             "providerP99Ms": Double(total.providerLatency.totalCount == 0 ? 0 : total.providerLatency.valueAtPercentile(99)) / 1000,
             "providerMaxMs": total.providerLatency.totalCount == 0 ? 0 : Double(total.providerLatency.max) / 1000,
             "providerSamples": Double(total.providerLatency.totalCount),
+            "crossP50Ms": Double(total.crossLatency.totalCount == 0 ? 0 : total.crossLatency.valueAtPercentile(50)) / 1000,
+            "crossP99Ms": Double(total.crossLatency.totalCount == 0 ? 0 : total.crossLatency.valueAtPercentile(99)) / 1000,
+            "crossMaxMs": total.crossLatency.totalCount == 0 ? 0 : Double(total.crossLatency.max) / 1000,
+            "crossSamples": Double(total.crossLatency.totalCount),
             "received": Double(total.received), "replayed": Double(total.replayed), "sent": Double(total.sent), "acked": Double(total.acked),
             "pushesPerSecond": (Double(total.received) / s).rounded(),
             "messagesPerSecond": (Double(total.received) / s).rounded(),
@@ -193,6 +197,9 @@ public struct RunReport: Sendable, Codable {
         rows += [
             ("\(latencyName) ms", "p50 \(n("latencyP50Ms"))  p90 \(n("latencyP90Ms"))  p99 \(n("latencyP99Ms"))  p99.9 \(n("latencyP999Ms"))  max \(n("latencyMaxMs"))  (\(n("latencySamples")) samples)"),
         ]
+        if n("crossSamples") != "0" {
+            rows.append(("\(latencyName), across nodes ms", "p50 \(n("crossP50Ms"))  p99 \(n("crossP99Ms"))  max \(n("crossMaxMs"))  (\(n("crossSamples")) samples)"))
+        }
         if n("providerSamples") != "0" {
             rows.append((kind == "tonight" ? "feed ingest (from its start) → push ms" : "provider burst → push ms", "p50 \(n("providerP50Ms"))  p99 \(n("providerP99Ms"))  max \(n("providerMaxMs"))  (\(n("providerSamples")) samples)"))
         }

@@ -46,7 +46,7 @@ final class ClientFleet: Sendable {
     /// to the next one, after a node closed it) and its source address (127.0.0.1, .2, ... round
     /// robin when the server is on loopback).
     func options(_ i: Int, hop: Int = 0) -> ClientOptions {
-        let target = targets[(i + hop) % targets.count]
+        let target = targets[node(i, hop: hop)]
         var source: String?
         if settings.sourceAddresses > 1, target.host.hasPrefix("127.") {
             source = "127.0.0.\(1 + i % settings.sourceAddresses)"
@@ -54,6 +54,12 @@ final class ClientFleet: Sendable {
         return ClientOptions(host: target.host, port: target.port, path: target.path, tls: target.secure ? tls : nil,
                              offerDeflate: settings.compression, minimumCompressed: 0, sourceAddress: source)
     }
+
+    /// Connection `i`'s server, as an index among the URLs.
+    func node(_ i: Int, hop: Int) -> Int { (i + hop) % targets.count }
+
+    /// How many servers the clients are spread over.
+    var targetCount: Int { targets.count }
 
     func loop(_ i: Int) -> EventLoop { loops[i % loops.count] }
     func meter(_ i: Int) -> LoopMeter { meters[i % meters.count] }

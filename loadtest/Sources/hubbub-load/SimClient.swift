@@ -10,9 +10,11 @@ import WebSocket
 /// (`track.moved`, or fair mode's `playlist.reordered` after a request) is timed at every
 /// subscriber that receives it.
 final class ActionTiming: Sendable {
-    private let sent = Mutex<[PushCause: UInt64]>([:])
-    func record(_ cause: PushCause, at nanos: UInt64) { sent.withLock { $0[cause] = nanos } }
-    func sentAt(_ cause: PushCause) -> UInt64? { sent.withLock { $0[cause] } }
+    private let sent = Mutex<[PushCause: (nanos: UInt64, node: Int)]>([:])
+    /// The action `cause` was sent at `nanos`, to server `node` (its index among the URLs).
+    func record(_ cause: PushCause, at nanos: UInt64, node: Int = 0) { sent.withLock { $0[cause] = (nanos, node) } }
+    func sentAt(_ cause: PushCause) -> UInt64? { sent.withLock { $0[cause]?.nanos } }
+    func sent(_ cause: PushCause) -> (nanos: UInt64, node: Int)? { sent.withLock { $0[cause] } }
 }
 
 /// One simulated client speaking Hubbub's JSON protocol over a real WebSocket: requests with
@@ -59,13 +61,30 @@ final class SimClient: WebSocketHandler, @unchecked Sendable {
         self.timing = timing
     }
 
-    /// Opens the WebSocket (from this client's source address).
+    /// The server this client's connection goes to (its index among the URLs).
+    var node: Int { fleet.node(index, hop: hop) }
+
+    /// Opens the WebSocket (from this client's source address). With several servers, one that
+    /// refuses the connection (a node that died) is passed over for the next, as a load balancer
+    /// would; the error is the last one's when none takes it.
     func connect() async throws {
         closingOnPurpose = false
         subscribed = false
         // A previous connection still closing (a seed's, left just before) is no longer this
         // client's: its close must not count as this one's.
         connection = nil
+        var tries = 1
+        while true {
+            do {
+                return try await connectOnce()
+            } catch where tries < fleet.targetCount {
+                tries += 1
+                hop += 1
+            }
+        }
+    }
+
+    private func connectOnce() async throws {
         let options = fleet.options(index, hop: hop)
         try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, Error>) in
             loop.connect(options, makeHandler: { _ in self }) { result in
@@ -199,6 +218,10 @@ final class SimClient: WebSocketHandler, @unchecked Sendable {
         let data = message.data
         // A push starts with {"room": a reply with {"id": (the server's field order).
         if data.count > 8, data[2] == UInt8(ascii: "r") {
+            // An earlier connection of this client, still closing, is not this client's any more:
+            // a push it still brings would be counted against the new connection's view. (Its
+            // replies still answer their requests: ids are the client's, not the connection's.)
+            guard connection === self.connection else { return }
             return onPush(data)
         }
         guard let m = try? JSONParser.parse(data), case .int(let id)? = m["id"], let w = waiting.removeValue(forKey: id) else {
@@ -226,8 +249,9 @@ final class SimClient: WebSocketHandler, @unchecked Sendable {
         }
         meter.now.received += 1
         // A request's `track.requested` carries no cause: it is the `track.moved` after it that is timed.
-        if let cause = push.cause, let sent = timing.sentAt(cause), now > sent {
-            meter.now.recordLatency(nanos: now - sent)
+        if let cause = push.cause, let sent = timing.sent(cause), now > sent.nanos {
+            meter.now.recordLatency(nanos: now - sent.nanos)
+            if sent.node != node { meter.now.recordCrossLatency(nanos: now - sent.nanos) }
         }
         onRoomPush?(push, now)
         onRawPush?(data, now)

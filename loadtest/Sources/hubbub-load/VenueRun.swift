@@ -297,7 +297,7 @@ final class VenueRun: @unchecked Sendable {
     /// Sends a guest action (loop thread), timing it by its cause; counts the reply.
     private func sendAction(_ p: SimClient, _ action: PushCause.Action, _ track: UInt64, _ op: String, _ args: JSON) {
         if action == .unvote { p.voted.remove(track) } else { p.voted.insert(track) }
-        timing.record(PushCause(action: action, by: p.userHash, track: track), at: Clock.nanos())
+        timing.record(PushCause(action: action, by: p.userHash, track: track), at: Clock.nanos(), node: p.node)
         p.sendCounted(op, args, failed: {
             if action != .unvote { p.voted.remove(track) }
         })

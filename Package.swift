@@ -204,7 +204,7 @@ let package = Package(
         .testTarget(name: "WebClientTests", dependencies: ["WebClient"]),
         .testTarget(name: "TransitTests", dependencies: ["Transit", "TransitFeeds", "SeededRandom"]),
         .testTarget(name: "TransitServiceTests", dependencies: [
-            "TransitService", "TransitFeeds", "RouteService", "DomainSeam", "Realtime", "Storage", "WebSocket", "HubbubTestSupport",
+            "TransitService", "TransitFeeds", "RouteService", "DomainSeam", "RoomLog", "Realtime", "Storage", "WebSocket", "HubbubTestSupport",
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "SwiftProtobuf", package: "swift-protobuf"),

@@ -121,21 +121,31 @@ public actor PeerLink: PeerNode {
         return try outcome.get()
     }
 
-    public func snapshot(room: String, for user: String) async throws(ProtocolError) -> RoomSnapshot {
-        let text = try await forward(op: ClusterOp.snapshot, args: ["room": .string(room)], user: user, address: "")
-        let reply: JSON
-        do { reply = try JSONParser.parse(text) } catch { throw ProtocolError(.internal, "a node answered a snapshot with bad JSON") }
-        guard reply["ok"] == .bool(true), let r = reply["result"], case .int(let seq)? = r["seq"], case .string(let epoch)? = r["epoch"],
-              let data = r["data"] else {
-            if case .object(let e)? = reply["error"], let code = e.first(where: { $0.0 == "code" })?.1,
-               case .string(let c) = code, let errorCode = ErrorCode(rawValue: c),
-               case .string(let message)? = e.first(where: { $0.0 == "message" })?.1 {
-                throw ProtocolError(errorCode, message)
-            }
+    public func snapshot(room: String, for user: String, view: JSON) async throws(ProtocolError) -> RoomSnapshot {
+        let r = try await ask(ClusterOp.snapshot, ["room": .string(room), "view": view], user: user)
+        guard case .int(let seq)? = r["seq"], case .string(let epoch)? = r["epoch"], let data = r["data"] else {
             throw ProtocolError(.internal, "a node answered a snapshot without one")
         }
         let mark: UInt64? = if case .string(let m)? = r["mark"] { UInt64(m) } else { nil }
         return RoomSnapshot(head: .init(seq: UInt64(seq), epoch: epoch), data: data, mark: mark)
+    }
+
+    public func resumed(room: String) async throws(ProtocolError) {
+        _ = try await ask(ClusterOp.resumed, ["room": .string(room)], user: nil)
+    }
+
+    /// Runs one of the cluster's own requests there and returns its result (its error, thrown).
+    private func ask(_ op: String, _ args: JSON, user: String?) async throws(ProtocolError) -> JSON {
+        let text = try await forward(op: op, args: args, user: user, address: "")
+        let reply: JSON
+        do { reply = try JSONParser.parse(text) } catch { throw ProtocolError(.internal, "a node answered \(op) with bad JSON") }
+        if reply["ok"] == .bool(true), let result = reply["result"] { return result }
+        if case .object(let e)? = reply["error"], let code = e.first(where: { $0.0 == "code" })?.1,
+           case .string(let c) = code, let errorCode = ErrorCode(rawValue: c),
+           case .string(let message)? = e.first(where: { $0.0 == "message" })?.1 {
+            throw ProtocolError(errorCode, message)
+        }
+        throw ProtocolError(.internal, "a node answered \(op) without a result")
     }
 
     private func fail(_ id: Int, _ error: ProtocolError) {
@@ -165,8 +175,10 @@ public actor PeerLink: PeerNode {
 
 /// The cluster's own requests over a link.
 public enum ClusterOp {
-    /// `{room}` as a user: the room's snapshot taken on its owner (`{seq, epoch, data}`).
+    /// `{room, view}` as a user: the room's snapshot taken on its owner (`{seq, epoch, data}`).
     public static let snapshot = "cluster.snapshot"
+    /// `{room}`: a member resumed the room from the log on the asking node (`{}`).
+    public static let resumed = "cluster.resumed"
 }
 
 /// A reply's id, read from its start (`{"id":123,`: the envelope's own layout), and the same

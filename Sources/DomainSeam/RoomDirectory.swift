@@ -24,15 +24,48 @@ public protocol LoggedRoomDirectory: Sendable {
     /// The room as it is now and the head of its log at that point (pushes staged included), after
     /// checking that `user` may subscribe (`forbidden` or `not_found` otherwise).
     func snapshot(_ id: String, for user: String) async throws(ProtocolError) -> RoomSnapshot
+    /// The same, shaped by `view`: a domain op's own arguments for the subscriber's first look
+    /// (`route.subscribe`'s filter and order; see `LoggedRooms.join`). The core's `subscribe`
+    /// passes an empty object.
+    func snapshot(_ id: String, for user: String, view: JSON) async throws(ProtocolError) -> RoomSnapshot
     /// Checks that `user` may watch room `id`, without loading it (a recovery from the log).
     func authorize(_ id: String, for user: String) async throws(ProtocolError)
-    /// This node just took room `id` (several nodes): whatever it held of the room in memory may
-    /// be stale (another node owned it meanwhile) and must be loaded afresh.
+    /// The lease whose holder owns room `id` (several nodes): by default the room's own name.
+    /// Rooms whose pushes one actor decides together (every corridor hears of the intel hub's
+    /// items) name one lease for all of them, so they have one owner.
+    func lease(of id: String) -> String
+    /// This node just took `lease` (several nodes): whatever it held in memory of the rooms under
+    /// it may be stale (another node owned them meanwhile) and must be loaded afresh. `id` is the
+    /// part of the lease after the prefix (a room's id, for rooms with leases of their own).
     func acquired(_ id: String)
+    /// Whether the owner must hear of a member resuming the room from the log on any node
+    /// (`resumed`): true for rooms whose owner pushes only while it knows someone watches.
+    var ownerHearsResumes: Bool { get }
+    /// On the owner: a member resumed room `id` from the log, on this node or another.
+    func resumed(_ id: String) async throws(ProtocolError)
 }
 
 extension LoggedRoomDirectory {
+    public func snapshot(_ id: String, for user: String, view: JSON) async throws(ProtocolError) -> RoomSnapshot {
+        try await snapshot(id, for: user)
+    }
+    public func lease(of id: String) -> String { "\(prefix):\(id)" }
     public func acquired(_ id: String) {}
+    public var ownerHearsResumes: Bool { false }
+    public func resumed(_ id: String) async throws(ProtocolError) {}
+}
+
+/// What the core offers a domain about its logged rooms beyond the `subscribe` op (it provides
+/// this capability): a domain op that subscribes its caller itself (`route.subscribe`), and
+/// background work that must run on one node only (the intel hub's expiry).
+public protocol LoggedRooms: Sendable {
+    /// Subscribes the caller's connection to `room` as the core's `subscribe` does (the
+    /// subscription counted against the connection's limit), from a snapshot its owner takes with
+    /// `view`, here or on another node; `reply` answers with `answer(snapshot)` ahead of any push.
+    func join(_ room: RoomName, user: String, session: any SessionControl, reply: Replier, view: JSON,
+              answer: @escaping @Sendable (RoomSnapshot) -> JSON) async throws(ProtocolError)
+    /// Whether this node holds `lease` now, claiming it if nobody does (one node: always).
+    func holds(_ lease: String) async -> Bool
 }
 
 /// A logged room's state for a new subscriber, and where its log stood then.
@@ -64,6 +97,11 @@ public struct RoomName: Sendable, Equatable {
     public var id: String
     /// The whole name, `prefix:id`.
     public var name: String { "\(prefix):\(id)" }
+
+    public init(prefix: String, id: String) {
+        self.prefix = prefix
+        self.id = id
+    }
 
     public init?(_ name: String) {
         guard let colon = name.firstIndex(of: ":") else { return nil }

@@ -59,13 +59,18 @@ actor LinkSession: SessionControl {
     private func handle(id: Int, op name: String, args: Args, user: String?) async {
         let reply = Replier(member: member, requestID: id, sink: context.sink)
         do throws(ProtocolError) {
-            if name == ClusterOp.snapshot {
+            if name == ClusterOp.snapshot || name == ClusterOp.resumed {
                 let roomName = try args.string("room", maxLength: 200)
-                guard let room = RoomName(roomName), let d = context.registry.loggedRooms[room.prefix], let user else {
+                guard let room = RoomName(roomName), let d = context.registry.loggedRooms[room.prefix] else {
                     throw .badRequest("field room: not a logged room: \(roomName)")
                 }
                 try await requireHere(roomName)
-                let s = try await d.snapshot(room.id, for: user)
+                if name == ClusterOp.resumed {
+                    try await d.resumed(room.id)
+                    return reply.success(.object([]))
+                }
+                guard let user else { throw .unauthorized("a snapshot is taken for a user") }
+                let s = try await d.snapshot(room.id, for: user, view: args.value["view"] ?? .object([]))
                 var answer: [(String, JSON)] = [("seq", .int(Int(s.head.seq))), ("epoch", .string(s.head.epoch)), ("data", s.data)]
                 if let mark = s.mark { answer.append(("mark", .string(String(mark)))) }
                 return reply.success(.object(answer))

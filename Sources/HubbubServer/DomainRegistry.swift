@@ -81,13 +81,14 @@ enum RoomOps {
             guard let d = rooms[room.prefix] else { throw .badRequest("field room: unknown room \(room.name)") }
             return d
         }
+        let join = LoggedRoomJoin(logged: logged, feed: feed, owners: owners)
         return [
             .user("subscribe", .read, SubscribeArgs.self) { c throws(ProtocolError) in
                 let name = c.args.room.name
                 try await c.session.addSubscription(name)
                 do throws(ProtocolError) {
-                    if let d = logged[c.args.room.prefix] {
-                        try await subscribeLogged(d, c, feed: feed, owners: owners)
+                    if logged[c.args.room.prefix] != nil {
+                        try await join.subscribe(c.args.room, since: c.args.since, user: c.user, session: c.session, reply: c.reply)
                     } else {
                         let host = try await directory(c.args.room).host(c.args.room.id, for: c.user)
                         try await host.subscribe(reply: c.reply, since: c.args.since)
@@ -107,35 +108,5 @@ enum RoomOps {
                 return .reply(["room": .string(room.name)])
             },
         ]
-    }
-
-    /// A logged room's subscription: with `since`, recovery from this node's feed or the log, on
-    /// any node; otherwise (or if that is gone) a snapshot from the room's owner, here or forwarded,
-    /// and the feed from that snapshot's head on.
-    static func subscribeLogged(_ d: any LoggedRoomDirectory, _ c: UserCall<SubscribeArgs>, feed: RoomFeed,
-                                owners: (any RoomOwners)?) async throws(ProtocolError) {
-        let room = c.args.room
-        let member = c.session.member
-        try await d.authorize(room.id, for: c.user)
-        if let since = c.args.since, await feed.resume(member, room: room.name, since: since, reply: { head in
-            c.reply.success(["room": .string(room.name), "seq": .int(Int(head.seq)), "epoch": .string(head.epoch), "recovered": .bool(true)])
-        }) {
-            return
-        }
-        let snapshot: RoomSnapshot
-        switch try await owners?.owner(of: room.name) ?? .here {
-        case .here: snapshot = try await d.snapshot(room.id, for: c.user)
-        case .peer(let peer):
-            do { snapshot = try await peer.snapshot(room: room.name, for: c.user) } catch {
-                if error.code == .unavailable { owners?.forget(room.name) }
-                throw error
-            }
-        }
-        var result: [(String, JSON)] = [("room", .string(room.name)), ("seq", .int(Int(snapshot.head.seq))),
-                                        ("epoch", .string(snapshot.head.epoch))]
-        if c.args.since != nil { result.append(("recovered", .bool(false))) }
-        result.append(("snapshot", snapshot.data))
-        let answer = JSON.object(result)
-        feed.subscribe(member, room: room.name, at: snapshot.head, mark: snapshot.mark) { c.reply.success(answer) }
     }
 }

@@ -37,7 +37,7 @@ final class HubbubApplication: ServerApplication, @unchecked Sendable {
             limits.idleTimeoutNanos = 0
             clusterEndpoint = WebSocketEndpoint(policy: Handshake.ServerPolicy(),
                                                 webSocket: limits) { connection in
-                ClusterLinkHandler(connection: connection, context: sessions, owners: cluster.owners)
+                ClusterLinkHandler(connection: connection, context: sessions, owners: sessions.owners ?? cluster.owners)
             }
         } else {
             clusterEndpoint = nil

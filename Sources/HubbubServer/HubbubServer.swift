@@ -81,23 +81,24 @@ public final class HubbubServer: Sendable {
         let built = try domains.map { try $0.init(context: context) }
         erasure.attach(built)
         // Several nodes (PostgreSQL): leases on logged rooms, links to the other nodes.
-        var cluster: (ownership: Ownership, links: PeerLinks)?
+        var cluster: (ownership: Ownership, links: PeerLinks, leases: RoomLeases)?
         if store.dialect == .postgres {
             let links = PeerLinks(timeoutSeconds: Double(configuration.cluster.forwardTimeoutSeconds), logger: logger)
             let logged = Dictionary(built.flatMap(\.loggedRooms).map { ($0.prefix, $0) }, uniquingKeysWith: { a, _ in a })
             var ownershipConfiguration = Ownership.Configuration()
             ownershipConfiguration.leaseSeconds = Double(configuration.cluster.leaseSeconds)
             let ownership = Ownership(nodeID: nodeID, store: store, links: links, health: health,
-                                      configuration: ownershipConfiguration, logger: logger) { room in
-                if let name = RoomName(room) { logged[name.prefix]?.acquired(name.id) }
+                                      configuration: ownershipConfiguration, logger: logger) { lease in
+                if let name = RoomName(lease) { logged[name.prefix]?.acquired(name.id) }
             }
-            cluster = (ownership, links)
+            cluster = (ownership, links, RoomLeases(ownership: ownership, logged: logged))
         }
-        let registry = try DomainRegistry(domains: built, feed: feed, owners: cluster?.ownership)
+        let registry = try DomainRegistry(domains: built, feed: feed, owners: cluster?.leases)
+        capabilities.provide(LoggedRooms.self, LoggedRoomJoin(logged: registry.loggedRooms, feed: feed, owners: cluster?.leases))
 
         let rl = configuration.rateLimits
         let sessions = SessionContext(
-            registry: registry, owners: cluster?.ownership, signedIn: signedIn, sink: sink,
+            registry: registry, owners: cluster?.leases, signedIn: signedIn, sink: sink,
             limits: .init(rateBudgets: [.auth: .init(perSecond: rl.authPerSecond, burst: Double(rl.authBurst)),
                                         .read: .init(perSecond: rl.readPerSecond, burst: Double(rl.readBurst)),
                                         .write: .init(perSecond: rl.writePerSecond, burst: Double(rl.writeBurst))],

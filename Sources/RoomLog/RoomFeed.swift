@@ -432,6 +432,15 @@ public final class RoomFeed: Sendable {
         rooms.withLock { rooms in rooms[name].map { ($0.room.historyCount, $0.room.historyBytes) } ?? (0, 0) }
     }
 
+    /// The ids of the rooms of `prefix` watched here (members or waiting subscribers): `route:`
+    /// rooms are kept live on their owner while some node watches them.
+    public func watched(prefix: String) -> [String] {
+        let start = prefix + ":"
+        return rooms.withLock { rooms in
+            rooms.compactMap { name, t in name.hasPrefix(start) && !t.isEmpty ? String(name.dropFirst(start.count)) : nil }
+        }
+    }
+
     /// Rooms tracked here and their members (metrics, tests).
     public var size: (rooms: Int, members: Int) {
         rooms.withLock { rooms in (rooms.count, rooms.values.reduce(0) { $0 + $1.room.memberCount }) }

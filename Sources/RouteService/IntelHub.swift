@@ -1,13 +1,20 @@
+import DomainSeam
 import Foundation
 import HubbubCrypto
+import Logging
 import Realtime
+import RoomLog
 import Routes
 import Storage
+import Synchronization
 
-/// Every live intel item, its spatial index and its expiry schedule, owned by one actor: a post,
-/// a like or an expiry is decided here, in order, then made durable. Changes are applied in memory
-/// first (so a second like racing the first is refused), and answered once stored; a failed write
-/// reloads what is durable.
+/// Every live intel item, its spatial index and its expiry schedule, and the live corridors whose
+/// rooms hear of them, owned by one actor (on one node of a cluster: the holder of the `route:*`
+/// lease). A post, a like or an expiry is decided here, in order, and in the same step staged as a
+/// push in every live corridor it concerns; the change and its pushes are then written in one
+/// transaction (each push with its room's next `seq`), delivered through the feed once durable,
+/// and answered. Changes are applied in memory first (so a second like racing the first is
+/// refused); a failed write reloads what is durable, and the corridors start new epochs.
 public actor IntelHub {
     /// Settings of the intel stream.
     public struct Configuration: Sendable {
@@ -73,21 +80,65 @@ public actor IntelHub {
     }
 
     public let configuration: Configuration
-    private let store: Store
-    private var live: Live
+    let store: Store
+    var live: Live
+    /// Where the corridors' pushes go, and how they are worded (nil: items only, no rooms).
+    let rooms: CorridorPublishing?
+    /// The corridors live here, with their rooms' logs.
+    var corridors: LiveCorridors
+    /// Corridors being loaded, so many callers wait for one load.
+    var loading: [String: Task<Void, Never>] = [:]
+    /// The live corridors were dropped (a reload): those watched anywhere are loaded again at the
+    /// next `refresh`.
+    var corridorsUnknown = true
+    /// Corridors whose last load failed (their callers are told `unavailable`).
+    var failedLoads: Set<String> = []
+    /// Writes handed to the store and not yet durable.
+    var inFlight = 0
+    /// Set when this node took the routes' lease (another node may have changed everything
+    /// meanwhile): the next call reloads items and corridors.
+    let stale: StaleFlag
 
-    public init(store: Store, configuration: Configuration = .init(), now: Double = Date().timeIntervalSince1970) throws {
+    public init(store: Store, configuration: Configuration = .init(), now: Double = Date().timeIntervalSince1970,
+                rooms: CorridorPublishing? = nil) throws {
         self.store = store
         self.configuration = configuration
+        self.rooms = rooms
+        stale = StaleFlag()
+        corridors = LiveCorridors(grid: configuration.grid)
         live = try Live(grid: configuration.grid, store: store, now: now)
+    }
+
+    /// What this node holds may be stale (it just took the routes' lease): reload before the next call.
+    public nonisolated func invalidate() { stale.set() }
+
+    /// Items and corridors as the store has them, when this node just took the lease.
+    func current() {
+        guard stale.take() else { return }
+        reload()
+    }
+
+    /// Items as the store has them; every live corridor is dropped (the sweep, a subscriber or a
+    /// resume loads them again, each in a new epoch).
+    func reload() {
+        if let durable = try? Live(grid: configuration.grid, store: store, now: Date().timeIntervalSince1970) { live = durable } else {
+            stale.set() // the next call tries again
+        }
+        corridors = LiveCorridors(grid: configuration.grid)
+        corridorsUnknown = true
     }
 
     /// Live items (tests, metrics).
     public var liveCount: Int { live.items.count }
+    /// Live corridors (tests, metrics).
+    public var liveCorridorCount: Int { corridors.count }
     /// When the next item falls due, if any.
     public var nextExpiry: Double? { live.expiry.next }
 
-    public func item(_ id: String) -> IntelItem? { live.items[id] }
+    public func item(_ id: String) -> IntelItem? {
+        current()
+        return live.items[id]
+    }
 
     /// The live items inside `corridor`'s band.
     public func items(in corridor: Corridor) -> [IntelItem] { live.index.items(in: corridor).compactMap { live.items[$0] } }
@@ -101,11 +152,16 @@ public actor IntelHub {
     /// refused on its own (`at` out of range); the accepted ones are returned once all are durable.
     /// A failed write refuses the whole batch (`unavailable`): nothing of it was acknowledged.
     public func post(_ drafts: [(Draft, IntelItem.Author)], now: Double) async throws(ProtocolError) -> [Result<IntelItem, ProtocolError>] {
+        let names = await aliases(Set(drafts.compactMap { if case .user(let u) = $0.1 { u } else { nil } }))
+        current()
         let results = drafts.map { draft, author in Result { () throws(ProtocolError) in try make(draft, by: author, now: now) } }
         let items = results.compactMap { try? $0.get() }
         guard !items.isEmpty else { return results }
         guard store.acceptsWrites else { throw ProtocolError(.unavailable, "too many changes are waiting to be written; try again") }
-        for item in items { live.remember(item) }
+        for item in items {
+            live.remember(item)
+            stage(.added, item, names, in: corridors.containing(item.points), at: now)
+        }
         let karma = configuration.karmaPerItem
         try await durably { db in for item in items { try IntelRows.insert(item, postedAt: now, karma: karma, db) } }
         return results
@@ -124,6 +180,8 @@ public actor IntelHub {
     /// A like by `user`: once, never their own; the item lives `ttlSeconds` from now. Returns the
     /// item as it now is, once durable.
     public func like(_ id: String, by user: String, now: Double) async throws(ProtocolError) -> IntelItem {
+        let names = await aliases(of: id)
+        current()
         guard var item = live.items[id] else { throw .notFound("no live item \(id)") }
         do throws(IntelItem.Refusal) {
             try item.like(by: user, now: now, ttl: configuration.ttlSeconds)
@@ -135,6 +193,7 @@ public actor IntelHub {
         guard store.acceptsWrites else { throw ProtocolError(.unavailable, "too many changes are waiting to be written; try again") }
         live.items[id] = item
         live.expiry.schedule(id, at: item.expiresAt)
+        stage(.updated, item, names, in: corridors.containing(item.points), at: now)
         let karma = configuration.karmaPerLike, liked = item
         try await durably { db in try IntelRows.like(liked, by: user, at: now, karma: karma, db) }
         return liked
@@ -142,10 +201,13 @@ public actor IntelHub {
 
     /// A comment by `user` on a live item; returns the item as it now is, once durable.
     public func comment(_ id: String, by user: String, text: String, now: Double) async throws(ProtocolError) -> IntelItem {
+        let names = await aliases(of: id)
+        current()
         guard var item = live.items[id] else { throw .notFound("no live item \(id)") }
         guard store.acceptsWrites else { throw ProtocolError(.unavailable, "too many changes are waiting to be written; try again") }
         item.comments += 1
         live.items[id] = item
+        stage(.updated, item, names, in: corridors.containing(item.points), at: now)
         let commented = item
         try await durably { db in try IntelRows.comment(commented, by: user, text: text, at: now, db) }
         return commented
@@ -153,6 +215,7 @@ public actor IntelHub {
 
     /// Links two live items (each shows the other); returns both as they now are, once durable.
     public func link(_ id: String, to other: String, by user: String, now: Double) async throws(ProtocolError) -> (IntelItem, IntelItem) {
+        current()
         guard var a = live.items[id] else { throw .notFound("no live item \(id)") }
         guard var b = live.items[other] else { throw .notFound("no live item \(other)") }
         do throws(IntelItem.Refusal) {
@@ -166,6 +229,8 @@ public actor IntelHub {
         guard store.acceptsWrites else { throw ProtocolError(.unavailable, "too many changes are waiting to be written; try again") }
         live.items[id] = a
         live.items[other] = b
+        // Every corridor that holds either item hears of the link, once.
+        corridors.stage(.linked, ["item": .string(a.id), "to": .string(b.id)], in: corridors.containing(a.points + b.points), at: now)
         let karma = configuration.karmaPerLink, linkedA = a, linkedB = b
         try await durably { db in try IntelRows.link(linkedA, linkedB, by: user, at: now, karma: karma, db) }
         return (linkedA, linkedB)
@@ -175,6 +240,7 @@ public actor IntelHub {
     /// `since` and `until` and pass `filter`, newest first, at most `maxQueryResults`.
     public func query(minLat: Double, minLon: Double, maxLat: Double, maxLon: Double, since: Double?, until: Double?,
                       filter: IntelFilter) -> (items: [IntelItem], truncated: Bool) {
+        current()
         // Newest first from the index, which stops once it has enough (the filter looks at each candidate).
         let items = live.items
         let (ids, truncated) = live.index.newest(minLat: minLat, minLon: minLon, maxLat: maxLat, maxLon: maxLon, since: since ?? -.infinity,
@@ -215,6 +281,7 @@ public actor IntelHub {
     /// ends (or is ignored if it is not live). A failed write refuses the whole batch.
     public func apply(_ batch: [NamedItem], scope: String, ending: NamedEnding, now: Double) async throws(ProtocolError)
         -> (changes: [NamedChange], unchanged: Int) {
+        current()
         var changes: [NamedChange] = [], unchanged = 0
         var ended: [IntelItem] = [], seen = Set<String>()
         let ttl = configuration.ttlSeconds
@@ -261,6 +328,7 @@ public actor IntelHub {
             case .added(let item), .revised(_, let item): live.remember(item)
             case .ended(let item): live.forget(item.id)
             }
+            stage(change, at: now)
         }
         let written = changes
         try await durably { db in
@@ -280,26 +348,81 @@ public actor IntelHub {
         "n" + Base64.encodeURL(Array(Digest.sha256(Array(reference.utf8)).prefix(12)))
     }
 
-    /// Takes out every item due at `now` and returns them (their rooms push `intel.expired`).
-    /// Entries left behind by a like that postponed an item are dropped on the way.
-    public func expire(now: Double) -> [IntelItem] {
+    /// Takes out every item due at `now` and returns them; their corridors push `intel.expired`
+    /// (written to their logs, and delivered once durable). Entries left behind by a like that
+    /// postponed an item are dropped on the way.
+    public func expire(now: Double) async -> [IntelItem] {
+        current()
         var gone: [IntelItem] = []
         for (at, id) in live.expiry.due(now: now) {
             guard let item = live.items[id], item.expiresAt == at else { continue }
             live.forget(id)
             gone.append(item)
+            corridors.stage(.expired, ["item": .string(id)], in: corridors.containing(item.points), at: now)
         }
+        if corridors.hasStaged { try? await durably { _ in } }
         return gone
     }
 
-    /// Writes a change already applied in memory; if it fails, memory is rebuilt from the store
-    /// (the change was never acknowledged).
+    /// Writes a change already applied in memory, with the pushes staged for it (in the same
+    /// transaction; delivered once durable, before this returns). Writes go to the store in the
+    /// order they are made, so each room's pushes reach its log in seq order. If one fails, memory
+    /// is rebuilt from the store (the change was never acknowledged) and the corridors are
+    /// dropped: loaded again, each starts a new epoch, so no push's seq is given twice.
     private func durably(_ change: @escaping @Sendable (any SQLDatabase) throws -> Void) async throws(ProtocolError) {
-        do {
-            try await store.write(change)
-        } catch {
-            if let durable = try? Live(grid: configuration.grid, store: store, now: Date().timeIntervalSince1970) { live = durable }
+        let pushes = corridors.take()
+        let feed = rooms?.feed
+        inFlight += 1
+        let outcome: Result<Void, Error> = await withCheckedContinuation { done in
+            store.submit({ db in
+                try change(db)
+                for room in pushes { try RoomLogRows.append(room, db) }
+            }) { outcome in
+                if case .success = outcome, let feed { feed.deliver(pushes.flatMap { $0 }) }
+                done.resume(returning: outcome)
+            }
+        }
+        inFlight -= 1
+        if case .failure(let error) = outcome {
+            rooms?.logger.warning("routes: a change could not be written; reloading", metadata: ["error": "\(error)"])
+            reload()
             throw ProtocolError(.unavailable, "could not save the change; try again")
+        }
+    }
+
+    // MARK: Corridors
+
+    /// The names shown for `users` in pushes, when any corridor is live to be pushed to.
+    private func aliases(_ users: Set<String>) async -> Aliases {
+        guard let rooms, corridors.count > 0, !users.isEmpty else { return [:] }
+        return await rooms.directory.aliases(Array(users))
+    }
+
+    /// The name shown for item `id`'s poster, looked up before the change that pushes it.
+    private func aliases(of id: String) async -> Aliases {
+        await aliases(live.items[id]?.user.map { [$0] } ?? [])
+    }
+
+    /// Stages `event` about `item` in the corridors `ids`, the item encoded once for all.
+    private func stage(_ event: RouteEvent, _ item: IntelItem, _ names: Aliases, in ids: [String], at now: Double) {
+        guard !ids.isEmpty else { return }
+        corridors.stage(event, item, encoded: EncodedItem(item, aliases: names), in: ids, at: now)
+    }
+
+    /// Stages what a provider's change means for each corridor: `intel.added` where an item
+    /// arrives, `intel.updated` where it stays, `intel.expired` where it leaves or ends.
+    private func stage(_ change: NamedChange, at now: Double) {
+        switch change {
+        case .added(let item):
+            stage(.added, item, [:], in: corridors.containing(item.points), at: now)
+        case .revised(let before, let after):
+            let was = corridors.containing(before.points), nowIn = corridors.containing(after.points)
+            let wasSet = Set(was), nowSet = Set(nowIn)
+            stage(.updated, after, [:], in: nowIn.filter { wasSet.contains($0) }, at: now)
+            stage(.added, after, [:], in: nowIn.filter { !wasSet.contains($0) }, at: now)
+            corridors.stage(.expired, ["item": .string(before.id)], in: was.filter { !nowSet.contains($0) }, at: now)
+        case .ended(let item):
+            corridors.stage(.expired, ["item": .string(item.id)], in: corridors.containing(item.points), at: now)
         }
     }
 

@@ -5,12 +5,10 @@ import Routes
 
 /// `POST /api/intel` (feeds.md): a provider's items, `{"items": [{lat, lon, kind, body, tags?,
 /// modes?, at?, source}]}`. Each item is validated like `intel.post` (plus its `source`); a bad one
-/// is rejected with its reason and the rest are added in one durable write, then pushed to every
-/// live corridor containing them. The answer counts them (`added`, `rejected`, `rejects`, `ms`).
+/// is rejected with its reason and the rest are added in one durable write, with their pushes to
+/// every live corridor containing them. The answer counts them (`added`, `rejected`, `rejects`, `ms`).
 struct ProviderIntel: Sendable {
     let hub: IntelHub
-    let directory: CorridorDirectory
-    let sink: any PushSink
     let maxBodyBytes: Int
     let maxItems: Int
 
@@ -56,11 +54,6 @@ struct ProviderIntel: Sendable {
             case .success(let item): added.append(item)
             case .failure(let error): rejects.append((d.index, error.message))
             }
-        }
-        for item in added {
-            await directory.publish(.added, item, aliases: [:])
-            // One item's pushes at a time: travellers' pushes queued meanwhile go out in between.
-            await sink.settle()
         }
         report.added = added.count
         report.rejects = rejects.sorted { $0.index < $1.index }.map { .init(record: "items[\($0.index)]", reason: $0.reason) }

@@ -7,7 +7,8 @@ import Storage
 /// `keepCorridorSeconds` are deleted, in batches, so one run never holds the writer long.
 struct Pruning: Sendable {
     let store: Store
-    let directory: CorridorDirectory
+    /// The corridors watched on this node now (their `route:` rooms in the feed).
+    let watched: @Sendable () -> [String]
     let interval: Double
     let keepExpiredSeconds: Double
     let keepCorridorSeconds: Double
@@ -26,15 +27,15 @@ struct Pruning: Sendable {
                 items += n
                 if n < batch { break }
             }
-            // Live corridors are in use whatever their row says: touched first, in the same
-            // transaction (read there, so one made live meanwhile is seen).
-            let directory = self.directory, unused = now - keepCorridorSeconds, batch = self.batch
+            // Watched corridors are in use whatever their row says: touched first, in the same
+            // transaction (read there, so one watched meanwhile is seen).
+            let watched = self.watched, unused = now - keepCorridorSeconds, batch = self.batch
             var first = true
             while true {
                 let touch = first
                 let n = try await store.write { db in
                     if touch {
-                        let live = directory.liveIDs
+                        let live = watched()
                         for start in stride(from: 0, to: live.count, by: batch) {
                             let chunk = Array(live[start..<min(start + batch, live.count)])
                             try db.execute(sql: "UPDATE corridor SET last_used = ? WHERE id IN (\(sqlPlaceholders(count: chunk.count)))",

@@ -49,11 +49,57 @@ extension Args {
 }
 
 /// How a corridor's list is ordered.
-enum IntelSort: String, CaseIterable {
+enum IntelSort: String, CaseIterable, Sendable {
     /// Newest first.
     case time
     /// Closest to the destination first.
     case distance
+}
+
+/// How a subscriber first sees a corridor's items: `route.subscribe`'s `{filter?, sort?}` (sent
+/// to the routes' owner as the snapshot's view); a plain `subscribe` sees all of them, nearest the
+/// destination first.
+struct CorridorView: Sendable {
+    var filter = IntelFilter()
+    var sort = IntelSort.distance
+
+    init() {}
+
+    init(filter: IntelFilter, sort: IntelSort) {
+        self.filter = filter
+        self.sort = sort
+    }
+
+    /// From a view as `json` gives it (an empty object: the default).
+    init(_ view: JSON) throws(ProtocolError) {
+        let a = Args(view)
+        filter = try a.filter("filter")
+        if let name = try a.optionalString("sort", maxLength: 20) {
+            guard let s = IntelSort(rawValue: name) else { throw .badRequest("field sort must be \"time\" or \"distance\"") }
+            sort = s
+        }
+    }
+
+    var json: JSON {
+        func names(_ values: [String]) -> JSON { .array(values.sorted().map { .string($0) }) }
+        return ["filter": ["kinds": names(filter.kinds.map(\.rawValue)), "origins": names(filter.origins.map(\.rawValue)),
+                           "modes": names(filter.modes.map(\.rawValue)), "tags": names(Array(filter.tags))],
+         "sort": .string(sort.rawValue)]
+    }
+
+    /// `items` filtered, then newest first or closest to `destination` first (ties by id, so the
+    /// order is stable), as a reader of `language` sees them.
+    func list(_ items: [IntelItem], to destination: GeoPoint, aliases: Aliases, language: String?) -> [JSON] {
+        let kept = items.filter(filter.matches)
+        let ordered: [IntelItem]
+        switch sort {
+        case .time: ordered = kept.sorted { ($0.at, $0.id) > ($1.at, $1.id) }
+        case .distance:
+            let keyed = kept.map { ($0.distance(to: destination), $0) }
+            ordered = keyed.sorted { ($0.0, $0.1.id) < ($1.0, $1.1.id) }.map(\.1)
+        }
+        return ordered.map { $0.json(distanceTo: destination, aliases: aliases, language: language) }
+    }
 }
 
 /// `route.subscribe {from, to, via?, widthMeters?, filter?, sort?, label?}`
@@ -64,6 +110,8 @@ struct RouteSubscribeArgs: OpArguments {
     var filter: IntelFilter
     var sort: IntelSort
     var label: String?
+    /// The filter and order, for the snapshot the routes' owner takes.
+    var view: CorridorView { CorridorView(filter: filter, sort: sort) }
 
     init(_ a: Args) throws(ProtocolError) {
         from = try a.point("from")

@@ -1,12 +1,18 @@
 import DomainSeam
 import Foundation
 import Realtime
+import RoomLog
 import Routes
 import ServiceLifecycle
 import Storage
 
 /// Route corridors and the intel stream (seed 003) on the seam: `route:` rooms, the route and
 /// intel ops, its tables, its settings, the expiry timer and the sweeper of idle corridors.
+///
+/// With several nodes, the intel hub and every live corridor are one node's: the holder of the
+/// `route:*` lease (`home`). Intel ops are forwarded there; `route:` rooms are on the room log,
+/// so their pushes reach watchers on every node; the expiry timer runs there alone, and moves
+/// with the lease when that node dies.
 public struct RoutesDomain: Domain {
     public static let name = "routes"
 
@@ -61,8 +67,12 @@ public struct RoutesDomain: Domain {
 
     public static func migrations(_ migrator: inout SQLMigrations) { RouteSchema.register(&migrator) }
 
+    /// The lease every `route:` room and the intel hub are under: one owner for all of them.
+    static let home = "route:*"
+
     public let hub: IntelHub
     public let directory: CorridorDirectory
+    private let feed: RoomFeed
     private let sweepInterval: Double
     private let maxQueryDegrees: Double
     private let capabilities: Capabilities
@@ -74,26 +84,26 @@ public struct RoutesDomain: Domain {
     private let following: RecordedPath.Rules
 
     public init(context: DomainContext) throws {
+        let capabilities = context.capabilities
+        var corridors = CorridorDirectory.Configuration()
+        corridors.defaultWidthMeters = Double(context.settings[Self.defaultWidthMeters])
+        corridors.limits.maxWidthMeters = Double(context.settings[Self.maxWidthMeters])
+        corridors.limits.maxPathMeters = Double(context.settings[Self.maxPathKm]) * 1000
+        corridors.retireAfterSeconds = Double(context.settings[Self.retireAfterSeconds])
+        directory = CorridorDirectory(store: context.store, configuration: corridors) { users in
+            // No accounts domain (tests of this one alone): every user is shown by id.
+            guard let names = capabilities.resolve(UserDirectory.self) else { return Dictionary(users.map { ($0, $0) }, uniquingKeysWith: { a, _ in a }) }
+            return (try? await names.aliases(of: users)) ?? [:]
+        }
         var intel = IntelHub.Configuration()
         intel.ttlSeconds = Double(context.settings[Self.intelTtlSeconds])
         intel.karmaPerItem = context.settings[Self.karmaPerItem]
         intel.karmaPerLike = context.settings[Self.karmaPerLike]
         intel.karmaPerLink = context.settings[Self.karmaPerLink]
         intel.maxQueryResults = context.settings[Self.maxQueryResults]
-        hub = try IntelHub(store: context.store, configuration: intel)
-        var corridors = CorridorDirectory.Configuration()
-        corridors.defaultWidthMeters = Double(context.settings[Self.defaultWidthMeters])
-        corridors.limits.maxWidthMeters = Double(context.settings[Self.maxWidthMeters])
-        corridors.limits.maxPathMeters = Double(context.settings[Self.maxPathKm]) * 1000
-        corridors.retireAfterSeconds = Double(context.settings[Self.retireAfterSeconds])
-        corridors.history = context.roomHistory
-        let capabilities = context.capabilities
-        directory = CorridorDirectory(store: context.store, hub: hub, sink: context.sink, configuration: corridors,
-                                      language: { capabilities.resolve(ReaderLanguages.self)?.language(of: $0) }) { users in
-            // No accounts domain (tests of this one alone): every user is shown by id.
-            guard let names = capabilities.resolve(UserDirectory.self) else { return Dictionary(users.map { ($0, $0) }, uniquingKeysWith: { a, _ in a }) }
-            return (try? await names.aliases(of: users)) ?? [:]
-        }
+        hub = try IntelHub(store: context.store, configuration: intel,
+                           rooms: CorridorPublishing(feed: context.feed, directory: directory, logger: context.logger))
+        feed = context.feed
         sweepInterval = Double(context.settings[Self.sweepSeconds])
         maxQueryDegrees = context.settings[Self.maxQueryDegrees]
         self.capabilities = capabilities
@@ -104,11 +114,12 @@ public struct RoutesDomain: Domain {
         following.startMeters = Double(context.settings[Self.trackStartMeters])
         self.following = following
         commentsShown = context.settings[Self.commentsShown]
-        pruning = Pruning(store: context.store, directory: directory, interval: Double(context.settings[Self.pruneSeconds]),
+        let feed = context.feed
+        pruning = Pruning(store: context.store, watched: { feed.watched(prefix: "route") }, interval: Double(context.settings[Self.pruneSeconds]),
                           keepExpiredSeconds: Double(context.settings[Self.keepExpiredSeconds]),
                           keepCorridorSeconds: Double(context.settings[Self.keepCorridorSeconds]), logger: context.logger)
-        context.capabilities.provide(NamedIntelFeed.self, NamedIntelFeed(hub: hub, directory: directory, sink: context.sink))
-        provider = ProviderIntel(hub: hub, directory: directory, sink: context.sink, maxBodyBytes: context.settings[Self.maxProviderBodyBytes],
+        context.capabilities.provide(NamedIntelFeed.self, NamedIntelFeed(hub: hub))
+        provider = ProviderIntel(hub: hub, maxBodyBytes: context.settings[Self.maxProviderBodyBytes],
                                  maxItems: context.settings[Self.maxProviderItems])
     }
 
@@ -125,16 +136,27 @@ public struct RoutesDomain: Domain {
     }
 
     public func erased(user: String) {
-        directory.dropPrivate(of: user)
+        let hub = self.hub
+        Task { await hub.dropPrivate(of: user) }
     }
 
-    public var rooms: [any RoomDirectory] { [CorridorRooms(directory: directory)] }
+    public var loggedRooms: [any LoggedRoomDirectory] {
+        [CorridorRooms(hub: hub, directory: directory, capabilities: capabilities)]
+    }
+
     public var services: [any Service] {
-        let corridors = directory
-        // Trims quiet corridor rooms and retires idle corridors.
-        let pruning = self.pruning
-        return [Expirer(hub: hub, directory: directory), Periodic(every: sweepInterval) { now in await corridors.sweep(now: now) },
-                Periodic(every: pruning.interval) { now in await pruning.run(now: now) }]
+        let hub = self.hub, directory = self.directory, feed = self.feed, capabilities = self.capabilities, pruning = self.pruning
+        let window = directory.configuration.retireAfterSeconds
+        return [
+            Expirer(hub: hub, capabilities: capabilities, window: window),
+            // Every node marks the corridors its members watch as used; the owner loads those and
+            // retires the ones nobody used.
+            Periodic(every: sweepInterval) { now in
+                await directory.touch(feed.watched(prefix: "route"), now: now)
+                if await capabilities.resolve(LoggedRooms.self)?.holds(Self.home) ?? true { await hub.sweep(now: now, window: window) }
+            },
+            Periodic(every: pruning.interval) { now in await pruning.run(now: now) },
+        ]
     }
 
     public var ops: [Op] {
@@ -169,22 +191,20 @@ public struct RoutesDomain: Domain {
                         owner = CorridorOwner(user: user, destination: destination)
                     }
                 }
-                // The subscription limit is checked before a corridor is made for it.
-                let room = "route:\(CorridorDirectory.id(of: corridor, owner: owner))"
-                try await c.session.addSubscription(room)
+                let room = RoomName(prefix: "route", id: CorridorDirectory.id(of: corridor, owner: owner))
+                guard let rooms = capabilities.resolve(LoggedRooms.self) else { throw ProtocolError(.internal, "no room log") }
                 do {
                     _ = try await store.write { db in
                         try Destinations.remember(user: user, to: a.to, label: a.label, filter: a.filter, now: Date().timeIntervalSince1970, db)
                     }
                 } catch {
-                    await c.session.removeSubscription(room)
                     throw ProtocolError(.unavailable, "could not save the destination; try again")
                 }
-                do throws(ProtocolError) {
-                    try await directory.actor(for: corridor, owner: owner).open(reply: c.reply, filter: a.filter, sort: a.sort)
-                } catch {
-                    await c.session.removeSubscription(room)
-                    throw error
+                try await directory.save(corridor, owner: owner)
+                // The corridor's owner node takes the snapshot with the caller's filter and order.
+                try await rooms.join(room, user: user, session: c.session, reply: c.reply, view: a.view.json) { s in
+                    ["room": .string(room.name), "seq": .int(Int(s.head.seq)), "epoch": .string(s.head.epoch),
+                     "corridor": s.data["corridor"] ?? .null, "items": s.data["items"] ?? .array([])]
                 }
                 return .sent // the corridor answered, ahead of any push
             },
@@ -210,12 +230,11 @@ public struct RoutesDomain: Domain {
                 return .reply(["destination": .string(a.destination), "recorded": .int(recorded)])
             },
             .user("intel.post", .write, IntelPostArgs.self) { c throws(ProtocolError) in
+                // Pushed with it: every live corridor containing it, once each.
                 let item = try await hub.post(c.args.draft, by: .user(c.user), now: Date().timeIntervalSince1970)
                 let names = await directory.aliases([c.user])
-                // Pushed once durable: every live corridor containing it, once each.
-                await directory.publish(.added, item, aliases: names)
                 return .reply(["item": item.json(aliases: names)])
-            },
+            }.homed { _ in Self.home },
             .user("intel.get", .read, ItemArgs.self) { c throws(ProtocolError) in
                 guard let item = await hub.item(c.args.item) else { throw .notFound("no live item \(c.args.item)") }
                 let (comments, truncated) = try await hub.comments(of: item.id, limit: commentsShown)
@@ -228,26 +247,20 @@ public struct RoutesDomain: Domain {
                 let reader = language(c.user)
                 return .reply(["item": item.json(aliases: names, language: reader), "comments": .array(commentsJSON),
                                "commentsTruncated": .bool(truncated), "linked": .array(linked.map { $0.json(aliases: names, language: reader) })])
-            },
+            }.homed { _ in Self.home },
             .user("intel.comment", .write, CommentArgs.self) { c throws(ProtocolError) in
                 let now = Date().timeIntervalSince1970
                 let item = try await hub.comment(c.args.item, by: c.user, text: c.args.text, now: now)
                 let names = await directory.aliases([item.user, c.user].compactMap { $0 })
-                await directory.publish(.updated, item, aliases: names)
                 return .reply(["item": item.json(aliases: names, language: language(c.user)),
                                "comment": ["by": author(c.user, names), "text": .string(c.args.text), "at": .double(now)]])
-            },
+            }.homed { _ in Self.home },
             .user("intel.link", .write, LinkArgs.self) { c throws(ProtocolError) in
                 let (a, b) = try await hub.link(c.args.item, to: c.args.to, by: c.user, now: Date().timeIntervalSince1970)
-                // Every corridor that holds either item hears of the link, once.
-                var told = Set<String>()
-                for corridor in directory.corridors(containing: a.points + b.points) where told.insert(corridor.id).inserted {
-                    await corridor.publish(.linked, ["item": .string(a.id), "to": .string(b.id)])
-                }
                 let names = await directory.aliases([a.user, b.user].compactMap { $0 })
                 let reader = language(c.user)
                 return .reply(["item": a.json(aliases: names, language: reader), "to": b.json(aliases: names, language: reader)])
-            },
+            }.homed { _ in Self.home },
             .user("intel.query", .read, QueryArgs.self) { c throws(ProtocolError) in
                 let q = c.args
                 // A bounded box bounds the cells a query merges (newest first, stopping at the limit).
@@ -260,7 +273,7 @@ public struct RoutesDomain: Domain {
                 let names = await directory.aliases(items.compactMap(\.user))
                 let reader = language(c.user)
                 return .reply(["items": .array(items.map { $0.json(aliases: names, language: reader) }), "truncated": .bool(truncated)])
-            },
+            }.homed { _ in Self.home },
             .user("destinations.list", .read, NoArguments.self) { c throws(ProtocolError) in
                 let user = c.user
                 do {
@@ -280,10 +293,10 @@ public struct RoutesDomain: Domain {
                 } catch {
                     throw ProtocolError(.unavailable, "could not forget the destination; try again")
                 }
-                directory.dropPrivate(of: user, destination: id)
+                await hub.dropPrivate(of: user, destination: id)
                 guard forgotten else { throw .notFound("no destination \(id)") }
                 return .reply(["forgotten": .string(id)])
-            },
+            }.homed { _ in Self.home }, // the owner drops the corridor that followed it
             .user("user.karma", .read, UserArgument.self) { c throws(ProtocolError) in
                 let user = c.args.user ?? c.user
                 if user != c.user, await capabilities.resolve(UserDirectory.self)?.exists(user) == false {
@@ -295,36 +308,55 @@ public struct RoutesDomain: Domain {
             .user("intel.like", .write, ItemArgs.self) { c throws(ProtocolError) in
                 let item = try await hub.like(c.args.item, by: c.user, now: Date().timeIntervalSince1970)
                 let names = await directory.aliases(item.user.map { [$0] } ?? [])
-                await directory.publish(.updated, item, aliases: names)
                 return .reply(["item": item.json(aliases: names, language: language(c.user))])
-            },
+            }.homed { _ in Self.home },
         ]
     }
 
-    /// `route:<id>`: any logged-in user may watch a corridor that was ever subscribed to.
-    struct CorridorRooms: RoomDirectory {
-        let directory: CorridorDirectory
-        var prefix: String { "route" }
-        func host(_ id: String, for user: String) async throws(ProtocolError) -> any RoomHost { try await directory.host(id, for: user) }
-        func liveHost(_ id: String) -> (any RoomHost)? { directory.liveHost(id) }
-    }
-
-    /// Expires items when they fall due: sleeps until the next one (at most a second, so an
-    /// earlier one scheduled meanwhile is not late by more), then tells their corridors.
-    struct Expirer: Service {
+    /// `route:<id>`: any logged-in user may watch a corridor that was ever subscribed to (a private
+    /// one, only its owner). Every corridor is under the one lease of the intel hub.
+    struct CorridorRooms: LoggedRoomDirectory {
         let hub: IntelHub
         let directory: CorridorDirectory
+        let capabilities: Capabilities
+        var prefix: String { "route" }
+
+        func snapshot(_ id: String, for user: String) async throws(ProtocolError) -> RoomSnapshot {
+            try await snapshot(id, for: user, view: .object([]))
+        }
+
+        func snapshot(_ id: String, for user: String, view: JSON) async throws(ProtocolError) -> RoomSnapshot {
+            try await hub.snapshot(id, for: user, view: try CorridorView(view),
+                                   language: capabilities.resolve(UserDirectory.self)?.language(of: user))
+        }
+
+        func authorize(_ id: String, for user: String) async throws(ProtocolError) { try await directory.authorize(id, for: user) }
+        func lease(of id: String) -> String { RoutesDomain.home }
+        func acquired(_ id: String) { hub.invalidate() }
+        var ownerHearsResumes: Bool { true }
+        func resumed(_ id: String) async throws(ProtocolError) { try await hub.resumed(id) }
+    }
+
+    /// Expires items when they fall due, on the routes' owner only: sleeps until the next one (at
+    /// most a second, so an earlier one scheduled meanwhile is not late by more). Each node asks
+    /// every second whether it holds the lease, so when the owner dies another takes it (and the
+    /// timer) within a lease time.
+    struct Expirer: Service {
+        let hub: IntelHub
+        let capabilities: Capabilities
+        /// Corridors used this recently are loaded when this node becomes the owner.
+        let window: Double
 
         func run() async throws {
             await cancelWhenGracefulShutdown {
                 while !Task.isCancelled {
-                    let now = Date().timeIntervalSince1970
-                    for item in await hub.expire(now: now) {
-                        for corridor in directory.corridors(containing: item.points) {
-                            await corridor.publish(.expired, ["item": .string(item.id)])
-                        }
+                    var wait = 1.0
+                    if await capabilities.resolve(LoggedRooms.self)?.holds(RoutesDomain.home) ?? true {
+                        let now = Date().timeIntervalSince1970
+                        await hub.refresh(now: now, window: window)
+                        _ = await hub.expire(now: now)
+                        wait = min(1, max(0.001, (await hub.nextExpiry ?? .infinity) - Date().timeIntervalSince1970))
                     }
-                    let wait = min(1, max(0.001, (await hub.nextExpiry ?? .infinity) - Date().timeIntervalSince1970))
                     do { try await Task.sleep(for: .seconds(wait)) } catch { return }
                 }
             }

@@ -3,6 +3,7 @@ import Foundation
 import GRDB
 import Logging
 import Realtime
+import RoomLog
 import RouteService
 import Storage
 import Synchronization
@@ -31,6 +32,7 @@ final class TransitHarness: @unchecked Sendable {
     init(directory: String = NSTemporaryDirectory() + "hubbub-transit-\(UUID().uuidString)", settings: [String: SettingValueBox] = [:]) throws {
         self.directory = directory
         var migrator = SQLMigrations()
+        RoomLogSchema.migrations(&migrator)
         RoutesDomain.migrations(&migrator)
         TransitDomain.migrations(&migrator)
         store = try Store(configuration: Store.Configuration(directory: directory), migrations: migrator)
@@ -40,6 +42,10 @@ final class TransitHarness: @unchecked Sendable {
                                     capabilities: capabilities, logger: Logger(label: "test"), dataDirectory: directory)
         routes = try RoutesDomain(context: context)
         transit = try TransitDomain(context: context)
+        let logged = Dictionary(uniqueKeysWithValues: routes.loggedRooms.map { ($0.prefix, $0) })
+        capabilities.provide(LoggedRooms.self, LoggedRoomJoin(logged: logged, feed: context.feed, owners: nil))
+        let languages = self.languages
+        context.feed.setReaderLanguage { languages.language(of: $0) }
     }
 
     deinit { store.close() }

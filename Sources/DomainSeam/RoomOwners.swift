@@ -1,4 +1,3 @@
-import DomainSeam
 import Realtime
 
 /// Where a logged room's owner is, as the core asks before it runs an op homed in that room
@@ -24,6 +23,8 @@ public protocol PeerNode: Sendable {
     /// gave it), or the error that kept it from coming.
     func forward(op: String, args: JSON, user: String?, address: String,
                  completion: @escaping @Sendable (Result<[UInt8], ProtocolError>) -> Void) async throws(ProtocolError)
-    /// The room's snapshot, taken there, for `user`.
-    func snapshot(room: String, for user: String) async throws(ProtocolError) -> RoomSnapshot
+    /// The room's snapshot, taken there, for `user`, shaped by `view` (see `LoggedRoomDirectory`).
+    func snapshot(room: String, for user: String, view: JSON) async throws(ProtocolError) -> RoomSnapshot
+    /// Tells the room's owner that a member resumed it from the log (`LoggedRoomDirectory.resumed`).
+    func resumed(room: String) async throws(ProtocolError)
 }

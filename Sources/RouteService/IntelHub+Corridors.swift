@@ -1,0 +1,138 @@
+import DomainSeam
+import Foundation
+import Logging
+import Realtime
+import RoomLog
+import Routes
+import Storage
+import Synchronization
+
+/// What the hub needs to keep corridor rooms: the feed that delivers their pushes on this node,
+/// and the corridors' definitions and names (`CorridorDirectory`).
+public struct CorridorPublishing: Sendable {
+    let feed: RoomFeed
+    let directory: CorridorDirectory
+    let logger: Logger
+}
+
+/// Set from any thread (this node took a lease), taken once by the actor that reloads.
+final class StaleFlag: Sendable {
+    private let flag = Atomic<Bool>(false)
+    func set() { flag.store(true, ordering: .releasing) }
+    /// Whether it was set; clears it.
+    func take() -> Bool { flag.exchange(false, ordering: .acquiringAndReleasing) }
+}
+
+/// The live corridors: which are live, loading them, snapshots and retirement. Only the holder of
+/// the routes' lease calls these (the core sends every `route:` snapshot and resume there).
+extension IntelHub {
+    /// Room `route:<id>` for a new subscriber: `{corridor, items}`, the items as `view` asks, in
+    /// `language`, and the room's head at that point (its staged pushes included: the feed holds
+    /// the answer until they are delivered). A private corridor is `not_found` to everyone but its
+    /// owner.
+    func snapshot(_ id: String, for user: String, view: CorridorView, language: String?) async throws(ProtocolError) -> RoomSnapshot {
+        current()
+        try await load([id])
+        guard let found = corridors.byID[id], found.owner.map({ $0.user == user }) ?? true else { throw .notFound("no corridor \(id)") }
+        let now = Date().timeIntervalSince1970
+        let items = items(in: found.corridor), head = found.room.head, mark = inFlight > 0 ? found.room.headMark : nil
+        corridors.touch(id, at: now)
+        // The items and the head are taken together; the names may be looked up after.
+        let names = await rooms?.directory.aliases(items.compactMap(\.user)) ?? [:]
+        let list = view.list(items, to: found.corridor.to, aliases: names, language: language)
+        return RoomSnapshot(head: head, data: ["corridor": found.json, "items": .array(list)], mark: mark)
+    }
+
+    /// A member resumed room `route:<id>` on some node: it is live here from now on (loaded in a
+    /// new epoch if it was not, so the resume gives way to a snapshot: pushes it missed while it
+    /// was not live were never made).
+    func resumed(_ id: String) async throws(ProtocolError) {
+        current()
+        try await load([id])
+        guard corridors.byID[id] != nil else { throw .notFound("no corridor \(id)") }
+        corridors.touch(id, at: Date().timeIntervalSince1970)
+    }
+
+    /// After a reload (this node took the lease, or a write failed): loads the corridors someone
+    /// used within `window` seconds, on any node (their `last_used`), so their watchers hear of
+    /// changes again.
+    func refresh(now: Double, window: Double) async {
+        current()
+        guard corridorsUnknown else { return }
+        corridorsUnknown = false
+        do {
+            let recent = try await store.read { db in try CorridorDirectory.used(since: now - window, db) }
+            try await load(recent)
+        } catch {
+            corridorsUnknown = true
+            rooms?.logger.warning("routes: could not load the corridors in use", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Loads the corridors someone used within `window` seconds that are not live here, and
+    /// retires live ones nobody used for that long (here or, by their `last_used`, on any node).
+    func sweep(now: Double, window: Double) async {
+        await refresh(now: now, window: window)
+        let recent: [String]
+        do {
+            recent = try await store.read { db in try CorridorDirectory.used(since: now - window, db) }
+        } catch {
+            return
+        }
+        try? await load(recent)
+        let used = Set(recent)
+        for (id, c) in corridors.byID where !used.contains(id) && now - c.lastActivity > window && loading[id] == nil {
+            corridors.drop(id)
+        }
+    }
+
+    /// Drops the live private corridors of `user` (to `destination`, or all): their recording or
+    /// account is gone.
+    func dropPrivate(of user: String, destination: String? = nil) {
+        for (id, c) in corridors.byID {
+            guard let owner = c.owner, owner.user == user, destination.map({ $0 == owner.destination }) ?? true else { continue }
+            corridors.drop(id)
+        }
+    }
+
+    /// Makes corridors `ids` live, those stored and not live yet: their definitions are read and
+    /// their rooms moved to new epochs in one write (their watchers' positions in an older epoch
+    /// may have missed pushes never made while they were not live). Many callers of one corridor
+    /// wait for one load.
+    func load(_ ids: [String]) async throws(ProtocolError) {
+        guard rooms != nil else { throw ProtocolError(.internal, "this hub keeps no corridor rooms") }
+        var waits: [Task<Void, Never>] = [], fresh: [String] = []
+        for id in Set(ids) where corridors.byID[id] == nil {
+            if let running = loading[id] { waits.append(running) } else { fresh.append(id) }
+        }
+        if !fresh.isEmpty {
+            let task = Task { await self.loadNow(fresh) }
+            for id in fresh { loading[id] = task }
+            waits.append(task)
+        }
+        for wait in waits { await wait.value }
+        if ids.contains(where: { corridors.byID[$0] == nil && loading[$0] == nil && failedLoads.contains($0) }) {
+            throw ProtocolError(.unavailable, "could not load the corridor; try again")
+        }
+    }
+
+    private func loadNow(_ ids: [String]) async {
+        defer { for id in ids { loading[id] = nil } }
+        failedLoads.subtract(ids)
+        let loaded: [(CorridorDefinition, RoomHead)]
+        do {
+            loaded = try await store.write { db in
+                try CorridorDirectory.definitions(ids, db).map { d in (d, try RoomLogRows.renewEpoch(of: "route:\(d.id)", db)) }
+            }
+        } catch {
+            failedLoads.formUnion(ids)
+            rooms?.logger.warning("routes: could not load corridors", metadata: ["error": "\(error)"])
+            return
+        }
+        let now = Date().timeIntervalSince1970
+        for (d, head) in loaded where corridors.byID[d.id] == nil {
+            corridors.adopt(LiveCorridor(id: d.id, corridor: d.corridor, owner: d.owner, room: StagedRoom(name: "route:\(d.id)", head: head),
+                                         lastActivity: now))
+        }
+    }
+}

@@ -8,7 +8,7 @@ import XCTest
 /// Three nodes on one PostgreSQL (`HUBBUB_TEST_POSTGRES`, set by scripts/test-postgres.sh), in
 /// this process on loopback ports: any client on any node sees one service.
 final class ClusterTests: XCTestCase {
-    private var nodes: [TestServer] = []
+    var nodes: [TestServer] = []
 
     override func setUp() async throws {
         nodes = try await startNodes()
@@ -17,7 +17,7 @@ final class ClusterTests: XCTestCase {
     /// Three nodes on a fresh database of the test cluster, once each is healthy (it renewed its
     /// leases and hears the others' commits and events, as a load balancer would wait for);
     /// `configure` adds to each node's settings.
-    private func startNodes(_ configure: (inout HubbubConfiguration) -> Void = { _ in }) async throws -> [TestServer] {
+    func startNodes(_ configure: (inout HubbubConfiguration) -> Void = { _ in }) async throws -> [TestServer] {
         guard let cluster = ProcessInfo.processInfo.environment["HUBBUB_TEST_POSTGRES"], !cluster.isEmpty else {
             XCTFail("ClusterTests need PostgreSQL: run scripts/test-postgres.sh (it starts one and sets HUBBUB_TEST_POSTGRES)")
             throw TestError("no HUBBUB_TEST_POSTGRES")
@@ -54,7 +54,7 @@ final class ClusterTests: XCTestCase {
     }
 
     /// A user signed up on one node and logged in on `node` (accounts are the shared database's).
-    private func login(_ name: String, on node: Int) async throws -> ProtocolClient {
+    func login(_ name: String, on node: Int) async throws -> ProtocolClient {
         let c = try await ProtocolClient(url: nodes[node].url)
         _ = try await c.ok("account.login", ["login": .string(name), "password": "secret123"])
         return c

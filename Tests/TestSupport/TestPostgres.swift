@@ -19,3 +19,21 @@ public enum TestPostgres {
         return cluster + "/" + name
     }
 }
+
+extension TestPostgres {
+    /// The first column of `sql`'s rows, run with psql against database `url`.
+    public static func query(_ url: String, _ sql: String) throws -> [String] {
+        guard let parts = URLComponents(string: url), let host = parts.host else { throw TestError("not a database URL: \(url)") }
+        let psql = Process()
+        psql.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        psql.arguments = ["psql", "-h", host, "-p", "\(parts.port ?? 5432)", "-U", parts.user ?? "postgres",
+                          "-d", String(parts.path.dropFirst()), "-At", "-c", sql]
+        let out = Pipe()
+        psql.standardOutput = out
+        try psql.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        psql.waitUntilExit()
+        guard psql.terminationStatus == 0 else { throw TestError("psql failed on \(sql)") }
+        return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+    }
+}

@@ -1,0 +1,126 @@
+import Foundation
+import HubbubServer
+import HubbubTestSupport
+import Realtime
+import RouteService
+import XCTest
+
+/// Travellers on three nodes: the intel hub and the corridors are one node's (the `route:*`
+/// lease's holder), their pushes reach every node from the room log.
+extension ClusterTests {
+    private static let route: JSON = ["from": ["lat": 41.0170, "lon": 28.9700], "to": ["lat": 41.0245, "lon": 28.9770], "widthMeters": 400]
+    private static let inside: JSON = ["lat": 41.0205, "lon": 28.9735, "kind": "poi", "body": "a fountain"]
+
+    /// The node holding the routes' lease now (among the running ones, all but `stopped`).
+    private func routesOwner(stopped: Int? = nil) throws -> Int {
+        let holder = try TestPostgres.query(nodes[0].configuration.database.url, "SELECT node FROM cluster_lease WHERE shard = 'route:*'")
+        for (i, n) in nodes.enumerated() where i != stopped {
+            if try n.api("GET", "/healthz", key: nil).json?["node"]?.string == holder.first { return i }
+        }
+        throw TestError("no node holds route:* (\(holder))")
+    }
+
+    private func traveller(_ name: String, on node: Int) async throws -> (ProtocolClient, JSON) {
+        _ = try await nodes[node].user(name)
+        let c = try await login(name, on: node)
+        return (c, try await c.ok("route.subscribe", Self.route))
+    }
+
+    /// A post through A reaches travellers on B and C in their corridor's order; two likes through
+    /// two nodes at once count twice; the same user's like through two nodes at once counts once.
+    func testIntelReachesTravellersOnEveryNodeAndLikesThroughTwoNodesCountTwice() async throws {
+        let (onB, subB) = try await traveller("tbee", on: 1)
+        let (onC, subC) = try await traveller("tcee", on: 2)
+        XCTAssertEqual(subB["room"], subC["room"], "one corridor, one room")
+        XCTAssertEqual(subB["epoch"], subC["epoch"])
+        _ = try await nodes[0].user("poster")
+        let poster = try await login("poster", on: 0)
+        let posted = try await poster.ok("intel.post", Self.inside)
+        let item = try XCTUnwrap(posted["item"]?["id"])
+
+        _ = try await nodes[1].user("liker1")
+        _ = try await nodes[2].user("liker2")
+        let l1 = try await login("liker1", on: 1), l2 = try await login("liker2", on: 2)
+        async let like1 = l1.call("intel.like", ["item": item])
+        async let like2 = l2.call("intel.like", ["item": item])
+        let likes = try await [like1, like2]
+        XCTAssertEqual(likes.filter { $0["ok"] == .bool(true) }.count, 2, "\(likes.map(\.encoded))")
+        let twiceA = try await login("liker1", on: 0), twiceB = try await login("liker1", on: 2)
+        async let again1 = twiceA.call("intel.like", ["item": item])
+        async let again2 = twiceB.call("intel.like", ["item": item])
+        let again = try await [again1, again2]
+        XCTAssertEqual(again.compactMap { $0["error"]?["code"]?.string }, ["conflict", "conflict"], "liker1 liked it already")
+
+        for (c, sub) in [(onB, subB), (onC, subC)] {
+            let pushes = try await c.waitForPushes(3)
+            let start = try XCTUnwrap(sub["seq"]?.int)
+            XCTAssertEqual(pushes.compactMap { $0["seq"]?.int }, [start + 1, start + 2, start + 3], "every push once, in order")
+            XCTAssertEqual(pushes.map { $0["event"]?.string ?? "" }, ["intel.added", "intel.updated", "intel.updated"])
+            XCTAssertEqual(pushes.last?["data"]?["item"]?["likes"]?.int, 2)
+        }
+        for n in 0..<3 {
+            let c = try await login("poster", on: n)
+            let got = try await c.ok("intel.get", ["item": item])
+            XCTAssertEqual(got["item"]?["likes"]?.int, 2, "node \(n)")
+        }
+    }
+
+    /// A traveller leaves node B and comes back on node C with `since`: exactly what it missed.
+    func testATravellerMovesBetweenNodesWithSinceAndMissesNothing() async throws {
+        let (onB, sub) = try await traveller("mover", on: 1)
+        _ = try await nodes[0].user("poster")
+        let poster = try await login("poster", on: 0)
+        _ = try await poster.ok("intel.post", Self.inside)
+        let seen = try await onB.waitForPushes(1)
+        let last = try XCTUnwrap(seen.last?["seq"]?.int)
+        onB.close()
+        let missed1 = try await poster.ok("intel.post", Self.inside)["item"]?["id"]
+        let missed2 = try await poster.ok("intel.post", Self.inside)["item"]?["id"]
+        let onC = try await login("mover", on: 2)
+        let back = try await onC.ok("subscribe", ["room": sub["room"]!, "since": ["seq": .int(last), "epoch": sub["epoch"]!]])
+        XCTAssertEqual(back["recovered"], .bool(true))
+        let pushes = try await onC.waitForPushes(2)
+        XCTAssertEqual(pushes.compactMap { $0["seq"]?.int }, [last + 1, last + 2])
+        XCTAssertEqual(pushes.map { $0["data"]?["item"]?["id"] }, [missed1, missed2])
+    }
+
+    /// Items expire once, pushed once to watchers on every node; when the node running the timer
+    /// stops, another takes the lease, the corridors in use and the timer.
+    func testIntelExpiresOnceEverywhereAndTheTimerMovesWithItsOwner() async throws {
+        for n in nodes { n.stop() }
+        nodes = try await startNodes { $0.domainSettings[RoutesDomain.intelTtlSeconds] = 2 }
+        let (onB, _) = try await traveller("tbee", on: 1)
+        let (onC, _) = try await traveller("tcee", on: 2)
+        _ = try await nodes[0].user("poster")
+        let poster = try await login("poster", on: 0)
+        let first = try await poster.ok("intel.post", Self.inside)["item"]?["id"]
+        for c in [onB, onC] {
+            let pushes = try await c.waitForPushes(2)
+            XCTAssertEqual(pushes.map { $0["event"]?.string ?? "" }, ["intel.added", "intel.expired"])
+            XCTAssertEqual(pushes.last?["data"]?["item"], first)
+        }
+        try await Task.sleep(for: .seconds(1.5))
+        for c in [onB, onC] {
+            _ = try await c.ok("intel.query", ["minLat": 41, "minLon": 28.9, "maxLat": 41.1, "maxLon": 29])
+            XCTAssertEqual(c.pushes.count, 2, "one expiry, once: \(c.pushes.map(\.encoded))")
+        }
+
+        // The timer's node stops; a traveller on a node still running hears the next expiry.
+        let owner = try routesOwner()
+        let survivor = (owner + 1) % 3, watching = owner == 1 ? onC : onB // onB is on node 1, onC on node 2
+        nodes[owner].stop()
+        let other = try await login("poster", on: survivor)
+        // The first try may go to the stopped node, as this one last knew it: `unavailable`, try again.
+        var reply = try await other.call("intel.post", Self.inside)
+        for _ in 0..<50 where reply["error"]?["code"]?.string == "unavailable" {
+            try await Task.sleep(for: .milliseconds(100))
+            reply = try await other.call("intel.post", Self.inside)
+        }
+        let second = reply["result"]?["item"]?["id"]
+        XCTAssertNotNil(second, reply.encoded)
+        let pushes = try await watching.waitForPushes(4)
+        XCTAssertEqual(pushes.suffix(2).map { $0["event"]?.string ?? "" }, ["intel.added", "intel.expired"])
+        XCTAssertEqual(pushes.suffix(2).map { $0["data"]?["item"]?["id"] ?? $0["data"]?["item"] }, [second, second])
+        XCTAssertNotEqual(try routesOwner(stopped: owner), owner)
+    }
+}

@@ -360,7 +360,7 @@ def test_a_moved_start_is_notified_with_the_previous_time(server, browser, clien
 
     later = world.e1_start + datetime.timedelta(minutes=30)
     world.ingest(e1_start=later)
-    note = wait_text(d, "notification-list", f"start {moved(world.e1_start, later)}")
+    note = wait_text(d, "notification-list", f"start moved {moved(world.e1_start, later)}")
     assert "Changed" in note and world.e1_name in note
     wait_text(d, "plans-list", later.strftime("%H:%M"))
     assert world.e1_start.strftime("%H:%M") not in card(d, "plans-list", world.e1_name).text

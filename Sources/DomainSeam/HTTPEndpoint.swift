@@ -15,6 +15,16 @@ public struct HTTPEndpoint: Sendable {
     /// The largest body taken (413 beyond it, before it is read when Content-Length says so).
     public var maxBodyBytes: Int
     public var handle: @Sendable (HTTPRequest) async -> HTTPResponse
+    /// The lease whose holder must serve it (several nodes), like an op's `home`: a request that
+    /// arrives elsewhere is read whole and forwarded there. Nil: any node serves it.
+    public private(set) var home: String?
+
+    /// This endpoint, served by the holder of lease `home` (`route:*` for what feeds the intel hub).
+    public func homed(_ home: String) -> HTTPEndpoint {
+        var endpoint = self
+        endpoint.home = home
+        return endpoint
+    }
 
     public init(_ method: String, _ path: String, maxBodyBytes: Int, handle: @escaping @Sendable (HTTPRequest) async -> HTTPResponse) {
         self.method = method
@@ -46,6 +56,8 @@ public struct HTTPEndpoint: Sendable {
 /// One request to an `HTTPEndpoint`.
 public struct HTTPRequest: Sendable {
     public var method: String
+    /// The path with its query, as the request line gave it.
+    public var target: String
     /// The path without the query.
     public var path: String
     /// The path's `:name` segments, percent-decoded.
@@ -59,6 +71,7 @@ public struct HTTPRequest: Sendable {
     public init(method: String, target: String, parameters: [String: String] = [:], headers: [(name: String, value: String)] = [],
                 body: RequestBody) {
         self.method = method
+        self.target = target
         let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         path = String(parts.first ?? "")
         query = parts.count > 1 ? Self.fields(of: parts[1]) : [:]

@@ -27,4 +27,6 @@ public protocol PeerNode: Sendable {
     func snapshot(room: String, for user: String, view: JSON) async throws(ProtocolError) -> RoomSnapshot
     /// Tells the room's owner that a member resumed it from the log (`LoggedRoomDirectory.resumed`).
     func resumed(room: String) async throws(ProtocolError)
+    /// Serves an operator request to a homed endpoint there (`HTTPEndpoint.home`), its body whole.
+    func http(method: String, target: String, headers: [(name: String, value: String)], body: [UInt8]) async throws(ProtocolError) -> HTTPResponse
 }

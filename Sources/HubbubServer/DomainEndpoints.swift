@@ -1,5 +1,6 @@
 import DomainSeam
 import Logging
+import Realtime
 import Transport
 import WebSocket
 
@@ -8,8 +9,11 @@ import WebSocket
 struct DomainEndpoints: Sendable {
     let endpoints: [HTTPEndpoint]
     let logger: Logger
+    /// Where homed endpoints' leases are held (several nodes); nil: always here.
+    let owners: (any RoomOwners)?
 
-    init(_ endpoints: [HTTPEndpoint], logger: Logger) throws {
+    init(_ endpoints: [HTTPEndpoint], owners: (any RoomOwners)? = nil, logger: Logger) throws {
+        self.owners = owners
         var seen = Set<String>()
         for e in endpoints {
             guard e.path.hasPrefix("/api/") else {
@@ -32,25 +36,28 @@ struct DomainEndpoints: Sendable {
             let allowed = matches.map(\.0.method).joined(separator: ", ")
             return .http(status: 405, contentType: "text/plain; charset=utf-8", body: Array("use \(allowed)\n".utf8), headers: [("Allow", allowed)])
         }
-        let logger = self.logger
+        let logger = self.logger, owners = self.owners
         return .body(HTTPBodyEndpoint(maxBytes: endpoint.maxBodyBytes) { head, exchange in
-            BodyBridge(endpoint: endpoint, parameters: parameters, head: head, exchange: exchange, logger: logger)
+            BodyBridge(endpoint: endpoint, parameters: parameters, head: head, exchange: exchange, owners: owners, logger: logger)
         })
     }
 }
 
 /// One request's body, from the connection's loop to the endpoint's handler task: each piece is
 /// copied once into the `RequestBody` (which pauses the socket while the handler lags), and the
-/// handler's response goes back through the exchange.
+/// handler's response goes back through the exchange. A homed endpoint whose lease another node
+/// holds gets the body whole there, over the node link.
 final class BodyBridge: HTTPBodyHandler {
     let body: RequestBody
 
-    init(endpoint: HTTPEndpoint, parameters: [String: String], head: HTTPHead, exchange: HTTPExchange, logger: Logger) {
+    init(endpoint: HTTPEndpoint, parameters: [String: String], head: HTTPHead, exchange: HTTPExchange, owners: (any RoomOwners)?,
+         logger: Logger) {
         body = RequestBody(pause: { exchange.pauseReading() }, resume: { exchange.resumeReading() })
         let request = HTTPRequest(method: head.method, target: head.target, parameters: parameters, headers: head.headers, body: body)
         let started = ContinuousClock.now
+        let serving = Serving(endpoint: endpoint, owners: owners)
         Task {
-            let response = await endpoint.handle(request)
+            let response = await serving.serve(request)
             exchange.respond(status: response.status, contentType: response.contentType, body: response.body, headers: response.headers)
             let elapsed = (ContinuousClock.now - started).components
             let ms = elapsed.seconds * 1000 + elapsed.attoseconds / 1_000_000_000_000_000
@@ -61,4 +68,29 @@ final class BodyBridge: HTTPBodyHandler {
     func onBodyPart(_ bytes: UnsafeRawBufferPointer) { body.append(Array(bytes)) }
     func onBodyEnd(trailers: [HTTPBodyParser.HTTPField]) { body.finish() }
     func onAbort(reason: String) { body.abort(reason: reason) }
+}
+
+/// An endpoint served here, or on its lease's holder (a homed endpoint whose lease another node holds).
+private struct Serving: Sendable {
+    let endpoint: HTTPEndpoint
+    let owners: (any RoomOwners)?
+
+    func serve(_ request: HTTPRequest) async -> DomainSeam.HTTPResponse {
+        guard let home = endpoint.home, let owners else { return await endpoint.handle(request) }
+        let owner: RoomOwner
+        do { owner = try await owners.owner(of: home) } catch { return Self.unavailable(error) }
+        guard case .peer(let peer) = owner else { return await endpoint.handle(request) }
+        let (bytes, refusal) = await request.wholeBody(upTo: endpoint.maxBodyBytes, setting: "the endpoint's body limit")
+        guard let bytes else { return refusal! }
+        do {
+            return try await peer.http(method: request.method, target: request.target, headers: request.headers, body: bytes)
+        } catch {
+            if error.code == .unavailable { owners.forget(home) }
+            return Self.unavailable(error)
+        }
+    }
+
+    private static func unavailable(_ error: ProtocolError) -> DomainSeam.HTTPResponse {
+        .error(503, error.message, headers: [("Retry-After", "1")])
+    }
 }

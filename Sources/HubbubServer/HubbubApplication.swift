@@ -35,6 +35,10 @@ final class HubbubApplication: ServerApplication, @unchecked Sendable {
             var limits = configuration.transport(tlsContext: nil).webSocket
             limits.pingIntervalNanos = 0 // the peer's link is alive as long as its requests flow; it reconnects
             limits.idleTimeoutNanos = 0
+            // A forwarded operator request carries its body whole, in base64.
+            let largest = api.endpoints.map(\.maxBodyBytes).max() ?? 0
+            limits.maxMessageSize = max(limits.maxMessageSize, largest / 3 * 4 + (1 << 20))
+            limits.maxFrameSize = max(limits.maxFrameSize, limits.maxMessageSize)
             clusterEndpoint = WebSocketEndpoint(policy: Handshake.ServerPolicy(),
                                                 webSocket: limits) { connection in
                 ClusterLinkHandler(connection: connection, context: sessions, owners: sessions.owners ?? cluster.owners)

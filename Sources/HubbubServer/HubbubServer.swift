@@ -111,7 +111,7 @@ public final class HubbubServer: Sendable {
         case (true, let root): WebResponder(.directory(URL(fileURLWithPath: root)))
         }
         let app = HubbubApplication(configuration: configuration, metrics: MetricsExposition.shared, sessions: sessions,
-                                     api: try DomainEndpoints(registry.endpoints, logger: logger), web: web,
+                                     api: try DomainEndpoints(registry.endpoints, owners: cluster?.leases, logger: logger), web: web,
                                      cluster: cluster.map { ($0.ownership, $0.links, health) })
         let d = configuration.deflate
         var transportConfiguration = configuration.transport(tlsContext: tlsContext)

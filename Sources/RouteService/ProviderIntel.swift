@@ -13,7 +13,8 @@ struct ProviderIntel: Sendable {
     let maxItems: Int
 
     var endpoint: HTTPEndpoint {
-        HTTPEndpoint("POST", "/api/intel", maxBodyBytes: maxBodyBytes) { request in await handle(request) }
+        // Items go into the intel hub: served by its node.
+        HTTPEndpoint("POST", "/api/intel", maxBodyBytes: maxBodyBytes) { request in await handle(request) }.homed(RoutesDomain.home)
     }
 
     func handle(_ request: HTTPRequest) async -> HTTPResponse {

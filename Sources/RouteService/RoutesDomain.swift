@@ -68,7 +68,7 @@ public struct RoutesDomain: Domain {
     public static func migrations(_ migrator: inout SQLMigrations) { RouteSchema.register(&migrator) }
 
     /// The lease every `route:` room and the intel hub are under: one owner for all of them.
-    static let home = "route:*"
+    public static let home = "route:*"
 
     public let hub: IntelHub
     public let directory: CorridorDirectory

@@ -3,6 +3,7 @@ import Foundation
 import Realtime
 import RouteService
 import Routes
+import Storage
 import Transit
 import TransitFeeds
 
@@ -12,6 +13,7 @@ import TransitFeeds
 /// their item, and a full dataset ends every item of the feed it leaves out.
 struct AlertIngest: Sendable {
     let networks: TransitNetworks
+    let store: Store
     /// The routes domain's stream (resolved when used: domains are built in any order).
     let capabilities: Capabilities
     /// The most stops one alert may be at (an alert on many long routes is refused beyond it).
@@ -48,7 +50,11 @@ struct AlertIngest: Sendable {
     }
 
     func ingest(_ bytes: [UInt8], feed: String, started: Date = Date()) async throws(Failure) -> Outcome {
-        guard let network = networks.network(feed) else {
+        let held: TransitNetwork?
+        do { held = try await networks.current(feed, store: store) } catch {
+            throw .unavailable("could not read the GTFS feed \(feed); try again")
+        }
+        guard let network = held else {
             throw .noNetwork("no GTFS feed \(feed): POST /api/feeds/gtfs?feed=\(feed) first (alerts are placed at its stops)")
         }
         guard let stream = capabilities.resolve(NamedIntelFeed.self) else { throw .unavailable("the routes domain is not running") }

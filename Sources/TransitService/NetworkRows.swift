@@ -125,31 +125,36 @@ enum NetworkRows {
         return dropped
     }
 
-    /// Every stored feed, by name.
-    static func all(_ db: any SQLDatabase) throws -> [String: TransitNetwork] {
-        var out: [String: TransitNetwork] = [:]
+    /// Every stored feed in force, by name, with its version.
+    static func all(_ db: any SQLDatabase) throws -> [String: (network: TransitNetwork, version: Int64)] {
+        var out: [String: (network: TransitNetwork, version: Int64)] = [:]
         for row in try SQLRow.fetchAll(db, sql: "SELECT name, version FROM transit_feed") {
             let name: String = row["name"], version: Int64 = row["version"]
-            let key: SQLArguments = [name, version]
-            let agencies = try SQLRow.fetchAll(db, sql: "SELECT * FROM transit_agency WHERE feed = ? AND version = ? ORDER BY n", arguments: key).map {
-                TransitAgency(id: $0["id"], name: $0["name"], timeZone: $0["timezone"], language: $0["language"])
-            }
-            var stops: [String: TransitStop] = [:]
-            try db.forEachRow(sql: "SELECT id, name, lat, lon, parent FROM transit_stop WHERE feed = ? AND version = ?", arguments: key) { r in
-                stops[r["id"]] = TransitStop(id: r["id"], name: r["name"], lat: r["lat"], lon: r["lon"], parent: r["parent"])
-            }
-            var routes: [String: TransitRoute] = [:], served: [String: [String]] = [:]
-            try db.forEachRow(sql: "SELECT * FROM transit_route WHERE feed = ? AND version = ?", arguments: key) { r in
-                let id: String = r["id"], list: String = r["stops"]
-                routes[id] = TransitRoute(id: id, shortName: r["short_name"], longName: r["long_name"], type: r["type"], agency: r["agency"])
-                if !list.isEmpty { served[id] = list.split(separator: "\n").map(String.init) }
-            }
-            var trips: [(trip: String, route: String)] = []
-            try db.forEachRow(sql: "SELECT id, route FROM transit_trip WHERE feed = ? AND version = ?", arguments: key) { r in
-                trips.append((r["id"], r["route"]))
-            }
-            out[name] = TransitNetwork(agencies: agencies, stops: stops, routes: routes, stopsOfRoute: served, tripRoutes: trips)
+            if let network = try load(name, version: version, db) { out[name] = (network, version) }
         }
         return out
+    }
+
+    /// Version `version` of feed `name`.
+    static func load(_ name: String, version: Int64, _ db: any SQLDatabase) throws -> TransitNetwork? {
+        let key: SQLArguments = [name, version]
+        let agencies = try SQLRow.fetchAll(db, sql: "SELECT * FROM transit_agency WHERE feed = ? AND version = ? ORDER BY n", arguments: key).map {
+            TransitAgency(id: $0["id"], name: $0["name"], timeZone: $0["timezone"], language: $0["language"])
+        }
+        var stops: [String: TransitStop] = [:]
+        try db.forEachRow(sql: "SELECT id, name, lat, lon, parent FROM transit_stop WHERE feed = ? AND version = ?", arguments: key) { r in
+            stops[r["id"]] = TransitStop(id: r["id"], name: r["name"], lat: r["lat"], lon: r["lon"], parent: r["parent"])
+        }
+        var routes: [String: TransitRoute] = [:], served: [String: [String]] = [:]
+        try db.forEachRow(sql: "SELECT * FROM transit_route WHERE feed = ? AND version = ?", arguments: key) { r in
+            let id: String = r["id"], list: String = r["stops"]
+            routes[id] = TransitRoute(id: id, shortName: r["short_name"], longName: r["long_name"], type: r["type"], agency: r["agency"])
+            if !list.isEmpty { served[id] = list.split(separator: "\n").map(String.init) }
+        }
+        var trips: [(trip: String, route: String)] = []
+        try db.forEachRow(sql: "SELECT id, route FROM transit_trip WHERE feed = ? AND version = ?", arguments: key) { r in
+            trips.append((r["id"], r["route"]))
+        }
+        return TransitNetwork(agencies: agencies, stops: stops, routes: routes, stopsOfRoute: served, tripRoutes: trips)
     }
 }

@@ -47,6 +47,7 @@ struct RealtimeSource: Sendable, Equatable {
 /// posted message; a 304 changes nothing; anything else (an error status, a timeout, a refused
 /// message) is logged, counted in `hubbub_gtfs_rt_poll_failures_total{feed}`, and retried after
 /// an exponential backoff with jitter (the interval doubled per failure, up to `maxBackoffSeconds`).
+/// With several nodes only the intel hub's node polls (`polling`); the others wait their turn.
 struct RealtimePoller: Service {
     let sources: [RealtimeSource]
     let ingest: AlertIngest
@@ -54,6 +55,8 @@ struct RealtimePoller: Service {
     let maxBackoffSeconds: Double
     let maxBytes: Int
     let logger: Logger
+    /// Whether this node polls now (it holds the intel hub).
+    let polling: @Sendable () async -> Bool
 
     func run() async throws {
         await cancelWhenGracefulShutdown {
@@ -75,6 +78,12 @@ struct RealtimePoller: Service {
         let polls = { (result: String) in Counter(label: "hubbub_gtfs_rt_polls_total", dimensions: [("feed", source.feed), ("result", result)]) }
         let failed = Counter(label: "hubbub_gtfs_rt_poll_failures_total", dimensions: [("feed", source.feed)])
         while !Task.isCancelled {
+            guard await polling() else {
+                // Another node polls; when this one takes over it asks for the whole message again.
+                validators = Validators()
+                do { try await Task.sleep(for: .seconds(min(source.intervalSeconds, 1))) } catch { return }
+                continue
+            }
             do {
                 let changed = try await fetch(source, &validators)
                 polls(changed ? "ok" : "not_modified").increment()

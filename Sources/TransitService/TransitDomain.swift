@@ -58,12 +58,17 @@ public struct TransitDomain: Domain {
         upload = GTFSUpload(networks: networks, store: context.store,
                             spoolDirectory: (context.dataDirectory as NSString).appendingPathComponent("spool"),
                             maxBodyBytes: s[Self.gtfsMaxZipBytes], limits: limits, logger: context.logger)
-        let ingest = AlertIngest(networks: networks, capabilities: context.capabilities, maxPointsPerAlert: s[Self.gtfsMaxStopsPerAlert])
+        let ingest = AlertIngest(networks: networks, store: context.store, capabilities: context.capabilities,
+                                 maxPointsPerAlert: s[Self.gtfsMaxStopsPerAlert])
         realtime = RealtimeUpload(ingest: ingest, maxBodyBytes: s[Self.gtfsRtMaxBytes])
         let sources = try RealtimeSource.parse(s[Self.gtfsRt])
         poller = sources.isEmpty ? nil
             : RealtimePoller(sources: sources, ingest: ingest, timeoutSeconds: s[Self.gtfsRtTimeoutSeconds],
-                             maxBackoffSeconds: s[Self.gtfsRtMaxBackoffSeconds], maxBytes: s[Self.gtfsRtMaxBytes], logger: context.logger)
+                             maxBackoffSeconds: s[Self.gtfsRtMaxBackoffSeconds], maxBytes: s[Self.gtfsRtMaxBytes], logger: context.logger,
+                             polling: { [capabilities = context.capabilities] in
+                                 // Alerts go into the intel hub: polled by its node alone.
+                                 await capabilities.resolve(LoggedRooms.self)?.holds(RoutesDomain.home) ?? true
+                             })
     }
 
     public var ops: [Op] { [] }

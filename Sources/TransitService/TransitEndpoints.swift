@@ -2,6 +2,7 @@ import DomainSeam
 import Foundation
 import Logging
 import Realtime
+import RouteService
 import Storage
 import Transit
 
@@ -91,7 +92,7 @@ struct GTFSUpload: Sendable {
             await turns.leave()
             return .error(503, "could not store the feed; the feed in force is unchanged", headers: [("Retry-After", "1")])
         }
-        networks.replace(feed, with: network)
+        networks.replace(feed, with: network, version: version)
         networks.endWriting(version)
         let storeSeconds = Date().timeIntervalSince(storeStarted)
         do {
@@ -130,7 +131,8 @@ struct RealtimeUpload: Sendable {
     let maxBodyBytes: Int
 
     var endpoint: HTTPEndpoint {
-        HTTPEndpoint("POST", "/api/feeds/gtfs-rt", maxBodyBytes: maxBodyBytes) { request in await handle(request) }
+        // Alerts go into the intel hub: served by its node.
+        HTTPEndpoint("POST", "/api/feeds/gtfs-rt", maxBodyBytes: maxBodyBytes) { request in await handle(request) }.homed(RoutesDomain.home)
     }
 
     func handle(_ request: HTTPRequest) async -> HTTPResponse {

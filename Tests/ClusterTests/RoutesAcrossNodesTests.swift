@@ -65,6 +65,29 @@ extension ClusterTests {
         }
     }
 
+    /// A provider's items posted to every node (`POST /api/intel`) go into the one intel hub:
+    /// travellers on every node hear of them, and every node finds them.
+    func testProviderIntelPostedToAnyNodeReachesTheOneHub() async throws {
+        let (onB, sub) = try await traveller("watcher", on: 1)
+        var ids: [JSON] = []
+        for n in 0..<3 {
+            let body = #"{"items": [{"lat": 41.0205, "lon": 28.9735, "kind": "disruption", "body": "lift out of order \#(n)", "source": "metro"}]}"#
+            let r = try nodes[n].api("POST", "/api/intel", body: Array(body.utf8))
+            XCTAssertEqual(r.status, 200, "node \(n): \(r.json?.encoded ?? "")")
+            ids += r.json?["ids"]?.items ?? []
+        }
+        XCTAssertEqual(ids.count, 3)
+        let pushes = try await onB.waitForPushes(3)
+        let start = try XCTUnwrap(sub["seq"]?.int)
+        XCTAssertEqual(pushes.compactMap { $0["seq"]?.int }, [start + 1, start + 2, start + 3])
+        XCTAssertEqual(pushes.map { $0["data"]?["item"]?["id"] ?? .null }, ids)
+        for n in 0..<3 {
+            let c = try await login("watcher", on: n)
+            let found = try await c.ok("intel.query", ["minLat": 41, "minLon": 28.9, "maxLat": 41.1, "maxLon": 29])
+            XCTAssertEqual(Set((found["items"]?.items ?? []).compactMap { $0["id"]?.string }), Set(ids.compactMap(\.string)), "node \(n)")
+        }
+    }
+
     /// A traveller leaves node B and comes back on node C with `since`: exactly what it missed.
     func testATravellerMovesBetweenNodesWithSinceAndMissesNothing() async throws {
         let (onB, sub) = try await traveller("mover", on: 1)

@@ -137,7 +137,7 @@ let package = Package(
 
         // Route corridors live: the intel stream (items, likes, expiry), durable.
         .target(name: "RouteService", dependencies: [
-            "Routes", "Realtime", "Storage", "DomainSeam", "WebSocket", "HubbubCrypto",
+            "Routes", "Realtime", "Storage", "DomainSeam", "RoomLog", "WebSocket", "HubbubCrypto",
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
 
@@ -157,7 +157,7 @@ let package = Package(
         // Tonight's events live: the feeds' durable catalog, an actor per event-goer with their
         // durable user: room, event: rooms, the clock of suggestions and reminders.
         .target(name: "TonightService", dependencies: [
-            "Tonight", "StreamingXML", "Realtime", "Storage", "DomainSeam", "WebSocket", "HubbubCrypto",
+            "Tonight", "StreamingXML", "Realtime", "Storage", "DomainSeam", "RoomLog", "WebSocket", "HubbubCrypto",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),

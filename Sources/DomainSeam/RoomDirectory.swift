@@ -43,6 +43,9 @@ public protocol LoggedRoomDirectory: Sendable {
     var ownerHearsResumes: Bool { get }
     /// On the owner: a member resumed room `id` from the log, on this node or another.
     func resumed(_ id: String) async throws(ProtocolError)
+    /// Where the rooms' pushes are read back when not from the store's room log (nil): a domain
+    /// that keeps them longer than the log's retention, in a table of its own (`user:` streams).
+    var source: (any RoomLogSource)? { get }
 }
 
 extension LoggedRoomDirectory {
@@ -53,6 +56,7 @@ extension LoggedRoomDirectory {
     public func acquired(_ id: String) {}
     public var ownerHearsResumes: Bool { false }
     public func resumed(_ id: String) async throws(ProtocolError) {}
+    public var source: (any RoomLogSource)? { nil }
 }
 
 /// What the core offers a domain about its logged rooms beyond the `subscribe` op (it provides

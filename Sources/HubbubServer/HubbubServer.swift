@@ -80,6 +80,7 @@ public final class HubbubServer: Sendable {
                                     clock: clock, feed: feed)
         let built = try domains.map { try $0.init(context: context) }
         erasure.attach(built)
+        for d in built.flatMap(\.loggedRooms) { if let source = d.source { feed.use(source, for: d.prefix) } }
         // Several nodes (PostgreSQL): leases on logged rooms, links to the other nodes.
         var cluster: (ownership: Ownership, links: PeerLinks, leases: RoomLeases)?
         if store.dialect == .postgres {

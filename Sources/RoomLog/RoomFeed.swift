@@ -68,7 +68,8 @@ public final class RoomFeed: Sendable {
 
     private let rooms = Mutex<[String: Tracked]>([:])
     private let sink: any PushSink
-    private let source: any RoomLogSource
+    /// Where room logs are read back: the store's room log, or a domain's own for its prefix.
+    private let source: PrefixedRoomLog
     private let configuration: Configuration
     private let logger: Logger
     /// Held in a class: a closure kept directly in a `Mutex` is re-wrapped in a reabstraction
@@ -85,10 +86,14 @@ public final class RoomFeed: Sendable {
     public init(sink: any PushSink, source: any RoomLogSource, configuration: Configuration = .init(),
                 logger: Logger = Logger(label: "hubbub.rooms")) {
         self.sink = sink
-        self.source = source
+        self.source = PrefixedRoomLog(source)
         self.configuration = configuration
         self.logger = logger
     }
+
+    /// Rooms of `prefix` keep their log in `source` (a domain that keeps a room's pushes longer than
+    /// the room log's retention, in its own table: `user:` streams).
+    public func use(_ source: any RoomLogSource, for prefix: String) { self.source.use(source, for: prefix) }
 
     /// How a member's language is found (for localized pushes); set once the core knows it.
     public func setReaderLanguage(_ language: @escaping @Sendable (ConnectionID) -> String?) {

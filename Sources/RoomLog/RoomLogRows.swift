@@ -75,7 +75,13 @@ public enum RoomLogRows {
             try insert.execute(arguments: [push.room, Int64(push.seq), push.at, Data(push.message.payload),
                                            push.translated.isEmpty ? nil : Data(encode(push.translated))])
         }
-        // Other nodes hear of it once (and only if) the transaction commits.
+        try notify(pushes, db)
+    }
+
+    /// Tells the other nodes of `pushes` (one room's, in seq order) once (and only if) the current
+    /// transaction commits; nothing on SQLite (one node). `append` does it; a domain that logs a
+    /// room's pushes in a table of its own (`LoggedRoomDirectory.source`) calls it itself.
+    public static func notify(_ pushes: [LoggedPush], _ db: any SQLDatabase) throws {
         if db.dialect == .postgres, let note = RoomNotification(pushes) {
             try db.execute(sql: "SELECT pg_notify(?, ?)", arguments: [RoomNotification.channel, note.text])
         }

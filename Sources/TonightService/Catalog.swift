@@ -1,3 +1,4 @@
+import Storage
 import Synchronization
 import Tonight
 
@@ -21,6 +22,16 @@ public final class Catalog: Sendable {
     }
 
     public var rules: EventCatalog.Rules { state.withLock { $0.rules } }
+
+    /// The catalog as the store holds it now, recommendations included (this node took tonight's
+    /// lease: another node's feeds changed it meanwhile).
+    func reload(from store: Store) throws {
+        let stored = try store.readNow { db in try CatalogRows.all(db) }
+        let recommendations = try store.readNow { db in try CatalogRows.recommendations(db) }
+        var fresh = EventCatalog(rules: rules, stored: stored)
+        for (artist, list) in recommendations { fresh.setRecommendations(list, of: artist) }
+        state.withLock { $0 = fresh }
+    }
     /// Records now durable.
     public func apply(_ records: some Collection<FeedRecord>) { state.withLock { $0.apply(records) } }
     public func artists(named name: String) -> Set<String> { state.withLock { $0.artists(named: name) } }

@@ -2,21 +2,24 @@ import DomainSeam
 import Foundation
 import HubbubCrypto
 import Realtime
+import RoomLog
 import Storage
 import Tonight
 import WebSocket
 
-/// One event-goer, live: their tonight state (an `EventGoer`) and their `user:` room, whose
-/// pushes are durable. Every change of the user's state and every push to them goes through here,
-/// one at a time.
+/// One event-goer, live: their tonight state (an `EventGoer`) and the writer of their `user:`
+/// room, whose pushes are durable. Every change of the user's state and every push to them goes
+/// through here, one at a time. (With several nodes, only on the node holding `tonight:*`.)
 ///
-/// A push is written before it is published: it waits in `outbox`, and one write at a time
+/// A push is written before it is delivered: it waits in `outbox`, and one write at a time
 /// (`flush`) records, in a single transaction, that it was made (once per user and event for
 /// suggestions and announcements: an insert that finds the pair already there drops the push),
-/// its seq and its encoded form in the room's durable history. Only then is it published, in seq
-/// order. So a push is never sent twice, not even across a crash, and one made while the user was
-/// offline is replayed on their next `subscribe` with `since`, across restarts too.
-actor EventGoerActor: RoomHost {
+/// its seq and its encoded form in the room's durable log (`tonight_user_push`, read back through
+/// `GoerStreamLog`). Only then is it delivered through the feed, in seq order, to the user's
+/// connections on every node. So a push is never sent twice, not even across a crash, and one
+/// made while the user was offline is replayed on their next `subscribe` with `since`, across
+/// restarts too.
+actor EventGoerActor {
     /// A push waiting to be written.
     struct Pending: Sendable {
         var event: TonightEvent
@@ -30,9 +33,9 @@ actor EventGoerActor: RoomHost {
     nonisolated let user: String
     private let goers: EventGoers
     private(set) var goer: EventGoer
-    /// The `user:` room, read from the store when first needed and let go when idle.
-    private var room: Room?
-    private var loading: Task<Room, Error>?
+    /// The `user:` room's head, read from the store when first needed and let go when idle.
+    private var head: RoomHead?
+    private var loading: Task<RoomHead, Error>?
     /// `kind:event` pairs known to be pushed already (a cache of `tonight_pushed`).
     private var known: Set<String> = []
     private var outbox: [Pending] = []
@@ -51,52 +54,44 @@ actor EventGoerActor: RoomHost {
 
     // MARK: The room
 
-    private func loadedRoom() async throws -> Room {
-        if let room { return room }
+    private func loadedHead() async throws -> RoomHead {
+        if let head { return head }
         if let loading {
-            // A load already under way: whoever resumes first keeps its room (callers use `room`).
+            // A load already under way: whoever resumes first keeps its head (callers use `head`).
             let loaded = try await loading.value
-            if room == nil { room = loaded }
-            return room!
+            if head == nil { head = loaded }
+            return head!
         }
-        let store = self.store, user = self.user, name = roomName, limits = goers.configuration.history, now = goers.clock.now
-        let task = Task<Room, Error> {
-            var stored = try await store.read { db in try GoerRows.room(user, db) }
-            if stored == nil {
-                stored = try await store.write { db in
-                    try GoerRows.ensure(user, epoch: Digest.randomToken(length: 8), db)
-                    return try GoerRows.room(user, db)
-                }
+        let store = self.store, user = self.user
+        let task = Task<RoomHead, Error> {
+            if let stored = try await store.read({ db in try GoerRows.head(user, db) }) { return stored }
+            let made = try await store.write { db in
+                try GoerRows.ensure(user, epoch: Digest.randomToken(length: 8), db)
+                return try GoerRows.head(user, db)
             }
-            guard let stored else { throw StoreError.closed }
-            return Room(name: name, epoch: stored.epoch, seq: stored.seq, restoring: stored.kept, limits: limits, now: now)
+            guard let made else { throw StoreError.closed }
+            return made
         }
         loading = task
         defer { loading = nil }
         let loaded = try await task.value
-        if room == nil { room = loaded }
-        return room!
+        if head == nil { head = loaded }
+        return head!
     }
 
-    func subscribe(reply: Replier, since: Since?) async throws(ProtocolError) {
-        do { _ = try await loadedRoom() } catch { throw ProtocolError(.unavailable, "could not read your stream; try again") }
-        let now = goers.clock.now
-        lastActivity = now
-        let snapshot = goers.snapshot(of: goer, now: now)
-        room!.subscribe(reply.member, since: since, now: now, reply: reply) { snapshot }
-    }
-
-    func unsubscribe(_ member: ConnectionID) {
-        room?.leave(member)
+    /// The `user:` room for a new subscriber (prefs, plans, tonight's suggestions) and its head.
+    func snapshot() async throws(ProtocolError) -> RoomSnapshot {
+        let head: RoomHead
+        do { head = try await loadedHead() } catch { throw ProtocolError(.unavailable, "could not read your stream; try again") }
         lastActivity = goers.clock.now
+        return RoomSnapshot(head: head, data: goers.snapshot(of: goer, now: lastActivity))
     }
 
-    /// Lets go of the room and the cache when nobody watches and nothing happened for `seconds`
-    /// (they are read again when needed).
+    /// Lets go of the head and the cache when nothing happened for `seconds` (they are read again
+    /// when needed; the room's members are the feed's).
     func sweep(now: Double, idleAfter seconds: Double) {
-        room?.trimHistory(now: now)
-        guard let room, room.memberCount == 0, !flushing, outbox.isEmpty, now - lastActivity > seconds else { return }
-        self.room = nil
+        guard head != nil, !flushing, outbox.isEmpty, now - lastActivity > seconds else { return }
+        head = nil
         known = []
     }
 
@@ -217,20 +212,17 @@ actor EventGoerActor: RoomHost {
         while !outbox.isEmpty {
             let batch = outbox
             outbox = []
-            let base: UInt64, epoch: String
-            do {
-                let r = try await loadedRoom()
-                (base, epoch) = (r.seq, r.epoch)
-            } catch {
+            let base: RoomHead
+            do { base = try await loadedHead() } catch {
                 goers.logger.error("user stream unavailable", metadata: ["user": "\(user)", "error": "\(error)", "dropped": "\(batch.count)"])
                 continue
             }
             let user = self.user, name = roomName, now = goers.clock.now, keep = goers.configuration.history
-            let written: [(seq: UInt64, payload: [UInt8])?]
+            let written: [LoggedPush?]
             do {
                 written = try await store.write { db in
-                    var seq = base
-                    var out: [(seq: UInt64, payload: [UInt8])?] = []
+                    var seq = base.seq
+                    var out: [LoggedPush?] = []
                     for p in batch {
                         if let event = p.once {
                             let fresh = try db.changes(sql: "INSERT OR IGNORE INTO tonight_pushed (user, event, kind, at) VALUES (?, ?, ?, ?)",
@@ -239,27 +231,30 @@ actor EventGoerActor: RoomHost {
                         }
                         try p.also?(db)
                         seq += 1
-                        let payload = Array(Envelope.push(room: name, seq: seq, epoch: epoch, event: p.event.rawValue, data: p.data).utf8)
+                        let text = Envelope.push(room: name, seq: seq, epoch: base.epoch, event: p.event.rawValue, data: p.data)
+                        let push = LoggedPush(room: name, epoch: base.epoch, seq: seq, at: now, message: OutboundMessage(text: text))
                         try db.execute(sql: "INSERT INTO tonight_user_push (user, seq, at, payload) VALUES (?, ?, ?, ?)",
-                                       arguments: [user, Int64(seq), now, payload])
-                        out.append((seq, payload))
+                                       arguments: [user, Int64(seq), now, push.message.payload])
+                        out.append(push)
                     }
-                    guard seq > base else { return out }
+                    guard seq > base.seq else { return out }
                     guard try db.changes(sql: "UPDATE tonight_goer SET seq = ? WHERE user = ? AND seq = ?",
-                                         arguments: [Int64(seq), user, Int64(base)]) == 1 else { throw StreamMovedOn(user: user, seq: base) }
+                                         arguments: [Int64(seq), user, Int64(base.seq)]) == 1 else { throw StreamMovedOn(user: user, seq: base.seq) }
                     try db.execute(sql: "DELETE FROM tonight_user_push WHERE user = ? AND (seq <= ? OR at < ?)",
                                    arguments: [user, Int64(seq) - Int64(keep.count), now - keep.maxAgeSeconds])
+                    try RoomLogRows.notify(out.compactMap { $0 }, db)
                     return out
                 }
             } catch {
+                // The head may be stale (another node wrote the stream while it held the lease): read again.
+                head = nil
                 goers.logger.error("could not write pushes to a user", metadata: ["user": "\(user)", "error": "\(error)", "dropped": "\(batch.count)"])
                 continue
             }
-            for (p, w) in zip(batch, written) {
-                if let id = p.once { known.insert(Self.key(p.event, id)) }
-                guard let w else { continue }
-                room!.publish(prepared: OutboundMessage(kind: .text, payload: w.payload), seq: w.seq, now: now, sink: goers.sink)
-            }
+            for p in batch { if let id = p.once { known.insert(Self.key(p.event, id)) } }
+            let pushes = written.compactMap { $0 }
+            if let last = pushes.last { head = RoomHead(seq: last.seq, epoch: last.epoch) }
+            goers.feed.deliver(pushes)
             lastActivity = now
         }
     }

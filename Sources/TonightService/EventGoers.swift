@@ -2,6 +2,7 @@ import DomainSeam
 import Foundation
 import Logging
 import Realtime
+import RoomLog
 import Storage
 import Synchronization
 import Tonight
@@ -31,16 +32,17 @@ public final class EventGoers: Sendable {
 
     let catalog: Catalog
     let store: Store
-    let sink: any PushSink
+    /// Where the `user:` rooms' pushes are delivered (to their members on every node).
+    let feed: RoomFeed
     let clock: WallClock
     let configuration: Configuration
     let logger: Logger
     private let state: Mutex<State>
 
-    init(catalog: Catalog, store: Store, sink: any PushSink, clock: WallClock, configuration: Configuration, logger: Logger) throws {
+    init(catalog: Catalog, store: Store, feed: RoomFeed, clock: WallClock, configuration: Configuration, logger: Logger) throws {
         self.catalog = catalog
         self.store = store
-        self.sink = sink
+        self.feed = feed
         self.clock = clock
         self.configuration = configuration
         self.logger = logger
@@ -66,6 +68,14 @@ public final class EventGoers: Sendable {
 
     /// Takes a user's committed state into the audience index.
     func index(_ goer: EventGoer) { state.withLock { $0.audience.update(goer) } }
+
+    /// Every user's state as the store has it now (this node just took the lease: another node
+    /// changed it meanwhile); their actors are made again when needed.
+    func reload() throws {
+        var fresh = State()
+        for g in try store.readNow({ db in try GoerRows.all(db) }) { fresh.audience.update(g) }
+        state.withLock { $0 = fresh }
+    }
 
     /// An account deleted: its state leaves memory (the rows go in the deletion's transaction).
     func forget(_ user: String) {
@@ -225,15 +235,24 @@ public final class EventGoers: Sendable {
     }
 }
 
-/// `user:` rooms: only the user may subscribe to their own.
-struct UserRooms: RoomDirectory {
+/// `user:` rooms: only the user may subscribe to their own. Their log is the user's durable stream
+/// (`GoerStreamLog`), their snapshot taken on the node holding tonight's lease.
+struct UserRooms: LoggedRoomDirectory {
     let goers: EventGoers
+    /// This node took tonight's lease: what it holds in memory is reloaded.
+    let onAcquired: @Sendable () -> Void
     var prefix: String { "user" }
 
-    func host(_ id: String, for user: String) async throws(ProtocolError) -> any RoomHost {
-        guard id == user else { throw .forbidden("only \(id) may subscribe to user:\(id)") }
-        return goers.actor(for: user)
+    func snapshot(_ id: String, for user: String) async throws(ProtocolError) -> RoomSnapshot {
+        try authorize(id, for: user)
+        return try await goers.actor(for: user).snapshot()
     }
 
-    func liveHost(_ id: String) -> (any RoomHost)? { goers.liveActor(id) }
+    func authorize(_ id: String, for user: String) throws(ProtocolError) {
+        guard id == user else { throw .forbidden("only \(id) may subscribe to user:\(id)") }
+    }
+
+    func lease(of id: String) -> String { TonightDomain.home }
+    func acquired(_ id: String) { onAcquired() }
+    var source: (any RoomLogSource)? { GoerStreamLog(store: goers.store) }
 }

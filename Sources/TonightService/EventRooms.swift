@@ -2,100 +2,120 @@ import DomainSeam
 import Foundation
 import HubbubCrypto
 import Realtime
+import RoomLog
 import Storage
 import Synchronization
 import Tonight
 import WebSocket
 
-/// One event's `event:` room: providers' live updates (`event.live`) and the feed's changes
-/// (`event.changed`), with the usual seq, epoch and recovery. Its snapshot is the event and its
-/// latest live state (durable: `tonight_live`).
-actor EventRoomActor: RoomHost {
+/// One event's `event:` room as its writer holds it (on the node holding tonight's lease):
+/// providers' live updates (`event.live`) and the feed's changes (`event.changed`), each written to
+/// the room log in a transaction and delivered through the feed once durable. Its snapshot is the
+/// event and its latest live state (durable: `tonight_live`).
+actor EventRoomActor {
     nonisolated let event: String
     private let rooms: EventRooms
-    private var room: Room
-    /// The latest `event.live` data, read from the store on first use (`.null`: none yet).
-    private var live: JSON?
+    /// The room's log as this actor writes it (read from `room_head` on first use).
+    private var room: StagedRoom?
     private var lastActivity: Double
-    /// Let go by a sweep: a late subscriber goes to the room's successor.
-    private var retired = false
 
     init(event: String, rooms: EventRooms) {
         self.event = event
         self.rooms = rooms
-        room = Room(name: "event:\(event)", epoch: Digest.randomToken(length: 8), limits: rooms.history)
         lastActivity = rooms.clock.now
     }
 
-    func subscribe(reply: Replier, since: Since?) async throws(ProtocolError) {
-        if retired { return try await rooms.actor(for: event).subscribe(reply: reply, since: since) }
-        if live == nil {
-            let event = self.event
-            let stored: String?
-            do {
-                stored = try await rooms.store.read { db in try String.fetchOne(db, sql: "SELECT state FROM tonight_live WHERE event = ?", arguments: [event]) }
-            } catch {
-                throw ProtocolError(.unavailable, "could not read the event's live state; try again")
-            }
-            if live == nil { live = stored.flatMap { try? JSONParser.parse(Array($0.utf8)) } ?? .null }
+    private var name: String { "event:\(event)" }
+
+    /// The room's head, loaded (or made) on first use.
+    private func staged() async throws(ProtocolError) -> StagedRoom {
+        if let room { return room }
+        let name = self.name
+        let head: RoomHead
+        do { head = try await rooms.store.write { db in try RoomLogRows.head(of: name, db) } } catch {
+            throw ProtocolError(.unavailable, "could not read the event's room; try again")
         }
-        let snapshot: JSON = ["event": rooms.catalog.with { c in c.events[event].map { TonightJSON.event($0, c) } } ?? .null, "live": live ?? .null]
-        lastActivity = rooms.clock.now
-        room.subscribe(reply.member, since: since, now: lastActivity, reply: reply) { snapshot }
+        if room == nil { room = StagedRoom(name: name, head: head) }
+        return room!
     }
 
-    func unsubscribe(_ member: ConnectionID) {
-        room.leave(member)
+    /// `{event, live}` for a new subscriber, and the room's head.
+    func snapshot() async throws(ProtocolError) -> RoomSnapshot {
+        let head = try await staged().head
+        let event = self.event
+        let stored: String?
+        do {
+            stored = try await rooms.store.read { db in try String.fetchOne(db, sql: "SELECT state FROM tonight_live WHERE event = ?", arguments: [event]) }
+        } catch {
+            throw ProtocolError(.unavailable, "could not read the event's live state; try again")
+        }
         lastActivity = rooms.clock.now
+        let live = stored.flatMap { try? JSONParser.parse(Array($0.utf8)) } ?? .null
+        // Read after the head: a live update written meanwhile is in the state and pushed again, never missed.
+        return RoomSnapshot(head: head, data: ["event": rooms.catalog.with { c in c.events[event].map { TonightJSON.event($0, c) } } ?? .null,
+                                               "live": live])
     }
 
-    /// A live update, now durable.
-    func publishLive(_ data: JSON) {
-        live = data
+    /// Pushes `tonightEvent` with `data`, written with `change` in one transaction; returns once durable.
+    func publish(_ tonightEvent: TonightEvent, _ data: JSON, with change: @escaping @Sendable (any SQLDatabase) throws -> Void = { _ in })
+        async throws(ProtocolError) {
+        var r = try await staged()
         lastActivity = rooms.clock.now
-        room.publish(TonightEvent.live, data: data, now: lastActivity, sink: rooms.sink)
+        r.stage(tonightEvent, data: data, at: lastActivity)
+        let pushes = r.take()
+        room = r
+        let feed = rooms.feed
+        let outcome: Result<Void, Error> = await withCheckedContinuation { done in
+            rooms.store.submit({ db in
+                try change(db)
+                try RoomLogRows.append(pushes, db)
+            }) { outcome in
+                if case .success = outcome { feed.deliver(pushes) }
+                done.resume(returning: outcome)
+            }
+        }
+        if case .failure = outcome {
+            room = nil // read the head again: the push's seq was not taken
+            throw ProtocolError(.unavailable, "could not save the update; try again")
+        }
     }
 
-    func publishChanged(_ data: JSON) {
-        lastActivity = rooms.clock.now
-        room.publish(TonightEvent.changed, data: data, now: lastActivity, sink: rooms.sink)
-    }
-
-    func sweep(now: Double, idleAfter seconds: Double) {
-        room.trimHistory(now: now)
-        guard !retired, room.memberCount == 0, now - lastActivity > seconds else { return }
-        retired = true
-        rooms.forget(self)
+    /// Lets go of the head when nothing happened for `seconds`.
+    func sweep(now: Double, idleAfter seconds: Double) -> Bool {
+        now - lastActivity > seconds
     }
 }
 
-/// The live `event:` rooms, by event id; any logged-in user may subscribe to an event the catalog holds.
-final class EventRooms: RoomDirectory {
+/// The `event:` rooms, by event id; any logged-in user may subscribe to an event the catalog holds.
+/// Their writers live on the node holding tonight's lease.
+final class EventRooms: LoggedRoomDirectory {
     let catalog: Catalog
     let store: Store
-    let sink: any PushSink
+    let feed: RoomFeed
     let clock: WallClock
-    let history: Room.HistoryLimits
     let idleSeconds: Double
     private let actors = Mutex<[String: EventRoomActor]>([:])
 
-    init(catalog: Catalog, store: Store, sink: any PushSink, clock: WallClock, history: Room.HistoryLimits, idleSeconds: Double) {
+    init(catalog: Catalog, store: Store, feed: RoomFeed, clock: WallClock, idleSeconds: Double) {
         self.catalog = catalog
         self.store = store
-        self.sink = sink
+        self.feed = feed
         self.clock = clock
-        self.history = history
         self.idleSeconds = idleSeconds
     }
 
     var prefix: String { "event" }
 
-    func host(_ id: String, for user: String) async throws(ProtocolError) -> any RoomHost {
-        guard catalog.event(id) != nil else { throw .notFound("no event \(id)") }
-        return actor(for: id)
+    func snapshot(_ id: String, for user: String) async throws(ProtocolError) -> RoomSnapshot {
+        try await authorize(id, for: user)
+        return try await actor(for: id).snapshot()
     }
 
-    func liveHost(_ id: String) -> (any RoomHost)? { actors.withLock { $0[id] } }
+    func authorize(_ id: String, for user: String) async throws(ProtocolError) {
+        guard catalog.event(id) != nil else { throw .notFound("no event \(id)") }
+    }
+
+    func lease(of id: String) -> String { TonightDomain.home }
 
     func actor(for event: String) -> EventRoomActor {
         actors.withLock { a in
@@ -106,19 +126,22 @@ final class EventRooms: RoomDirectory {
         }
     }
 
-    func forget(_ actor: EventRoomActor) {
-        actors.withLock { a in if a[actor.event] === actor { a[actor.event] = nil } }
-    }
+    /// This node took tonight's lease: the rooms' heads are read again.
+    func dropAll() { actors.withLock { $0 = [:] } }
 
-    /// A feed changed the event: its room hears it too, if anyone holds it.
+    /// A feed changed the event: its room hears it too.
     func changed(_ event: String, _ data: JSON) async {
-        guard let a = actors.withLock({ $0[event] }) else { return }
-        await a.publishChanged(data)
+        do { try await actor(for: event).publish(TonightEvent.changed, data) } catch {
+            // The change is durable and its followers were told; the room's watchers see it in their next snapshot.
+            _ = error
+        }
     }
 
     func sweep() async {
-        let all = actors.withLock { Array($0.values) }, now = clock.now
-        for a in all { await a.sweep(now: now, idleAfter: idleSeconds) }
+        let all = actors.withLock { $0 }, now = clock.now
+        for (id, a) in all where await a.sweep(now: now, idleAfter: idleSeconds) {
+            actors.withLock { current in if current[id] === a { current[id] = nil } }
+        }
     }
 
     /// `POST /api/events/<id>/live` (operator key): `{status?, text?, score?: {<side>: n}}`, at least
@@ -143,16 +166,15 @@ final class EventRooms: RoomDirectory {
             }
             let text = update.encoded, at = clock.now
             do {
-                try await store.write { db in
+                try await actor(for: id).publish(TonightEvent.live, update) { db in
                     try db.execute(sql: "INSERT OR REPLACE INTO tonight_live (event, state, at) VALUES (?, ?, ?)", arguments: [id, text, at])
                 }
             } catch {
                 return .error(503, "could not save the update; try again", headers: [("Retry-After", "1")])
             }
-            await actor(for: id).publishLive(update)
             report.added = 1
             return .json(200, .object(report.fields()))
-        }
+        }.homed(TonightDomain.home)
     }
 }
 

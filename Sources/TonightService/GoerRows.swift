@@ -1,7 +1,9 @@
 import Foundation
 import Realtime
+import RoomLog
 import Storage
 import Tonight
+import WebSocket
 
 /// How event-goers are stored (`tonight.v3`) and read back.
 enum GoerRows {
@@ -67,14 +69,11 @@ enum GoerRows {
         }
     }
 
-    /// The user: room as stored: its epoch, last seq and the pushes kept (oldest first).
-    static func room(_ user: String, _ db: any SQLDatabase) throws -> (epoch: String, seq: UInt64, kept: [(seq: UInt64, payload: [UInt8], at: Double)])? {
-        guard let row = try SQLRow.fetchOne(db, sql: "SELECT epoch, seq FROM tonight_goer WHERE user = ?", arguments: [user]) else { return nil }
-        let kept = try SQLRow.fetchAll(db, sql: "SELECT seq, payload, at FROM tonight_user_push WHERE user = ? ORDER BY seq", arguments: [user])
-            .map { r -> (seq: UInt64, payload: [UInt8], at: Double) in
-                (UInt64(r["seq"] as Int64), r["payload"], r["at"])
-            }
-        return (row["epoch"], UInt64(row["seq"] as Int64), kept)
+    /// The user: room's head as stored: its epoch and last seq.
+    static func head(_ user: String, _ db: any SQLDatabase) throws -> RoomHead? {
+        try SQLRow.fetchOne(db, sql: "SELECT epoch, seq FROM tonight_goer WHERE user = ?", arguments: [user]).map {
+            RoomHead(seq: UInt64($0["seq"] as Int64), epoch: $0["epoch"])
+        }
     }
 
     /// Reminders due by `now`: (user, event).
@@ -87,6 +86,40 @@ enum GoerRows {
     static func erase(_ user: String, _ db: any SQLDatabase) throws {
         for table in ["tonight_goer", "tonight_favorite", "tonight_plan", "tonight_pushed", "tonight_user_push", "tonight_reminder"] {
             try db.execute(sql: "DELETE FROM \(table) WHERE user = ?", arguments: [user])
+        }
+    }
+}
+
+/// The `user:` rooms' log, for the feed: each user's head in `tonight_goer`, their pushes in
+/// `tonight_user_push`, kept `tonight.userHistoryCount` / `tonight.userHistoryHours` (much longer
+/// than the room log's retention: a notification made while the user was away is still there).
+struct GoerStreamLog: RoomLogSource {
+    let store: Store
+
+    func heads(of rooms: [String]) async throws -> [String: RoomHead] {
+        let users = rooms.compactMap { $0.hasPrefix("user:") ? String($0.dropFirst(5)) : nil }
+        guard !users.isEmpty else { return [:] }
+        return try await store.read { db in
+            var out: [String: RoomHead] = [:]
+            for chunk in stride(from: 0, to: users.count, by: 500).map({ Array(users[$0..<min($0 + 500, users.count)]) }) {
+                for r in try SQLRow.fetchAll(db, sql: "SELECT user, epoch, seq FROM tonight_goer WHERE user IN (\(sqlPlaceholders(count: chunk.count)))",
+                                             arguments: SQLArguments(chunk)) {
+                    out["user:" + (r["user"] as String)] = RoomHead(seq: UInt64(r["seq"] as Int64), epoch: r["epoch"])
+                }
+            }
+            return out
+        }
+    }
+
+    func read(_ room: String, epoch: String, after seq: UInt64, limit: Int) async throws -> [LoggedPush] {
+        let user = String(room.dropFirst(5))
+        return try await store.read { db in
+            guard try GoerRows.head(user, db)?.epoch == epoch else { return [] }
+            return try SQLRow.fetchAll(db, sql: "SELECT seq, payload, at FROM tonight_user_push WHERE user = ? AND seq > ? ORDER BY seq LIMIT ?",
+                                       arguments: [user, Int64(seq), limit]).map { r in
+                LoggedPush(room: room, epoch: epoch, seq: UInt64(r["seq"] as Int64), at: r["at"],
+                           message: OutboundMessage(kind: .text, payload: r["payload"]))
+            }
         }
     }
 }

@@ -1,16 +1,25 @@
 import DomainSeam
 import Foundation
+import Logging
 import Realtime
 import ServiceLifecycle
 import Storage
+import Synchronization
 import Tonight
 
 /// Tonight's events (seeds 000, 004, 002) on the seam: the feeds' ingest into a durable catalog,
 /// an actor per event-goer hosting their durable `user:` room, `event:` rooms with providers' live
 /// updates, the tonight ops, and the clock that moves events into tonight's window and sends
 /// reminders.
+///
+/// With several nodes, the catalog, every event-goer and the clock are one node's: the holder of
+/// the `user:*` lease (`home`; `event:` rooms are under it too). Tonight's ops and feeds are
+/// forwarded there; `user:` and `event:` rooms are logged, so their pushes reach watchers on every
+/// node; ticks and reminders run there alone, and move with the lease when that node dies.
 public struct TonightDomain: Domain {
     public static let name = "tonight"
+    /// The lease every `user:` and `event:` room, the catalog and the clock are under.
+    public static let home = "user:*"
 
     /// feeds.md names it `api.maxFeedBytes`.
     public static let maxFeedBytes = Setting("api.maxFeedBytes", default: 512 << 20, range: 1_024...(1 << 36),
@@ -55,6 +64,11 @@ public struct TonightDomain: Domain {
     private let ingest: EventFeedIngest
     private let affinity: AffinityIngest
     private let settings: SettingValues
+    private let capabilities: Capabilities
+    private let store: Store
+    private let logger: Logger
+    /// Set when this node takes tonight's lease: feed changes nobody was told of are told at the next tick.
+    private let untold = StartUp()
 
     public init(context: DomainContext) throws {
         let s = context.settings
@@ -75,11 +89,11 @@ public struct TonightDomain: Domain {
         configuration.history = Room.HistoryLimits(count: s[Self.userHistoryCount], maxAgeSeconds: Double(s[Self.userHistoryHours]) * 3_600,
                                                    maxBytes: 1 << 20)
         configuration.idleSeconds = Double(s[Self.idleSeconds])
-        let goers = try EventGoers(catalog: catalog, store: context.store, sink: context.sink, clock: context.clock,
+        let goers = try EventGoers(catalog: catalog, store: context.store, feed: context.feed, clock: context.clock,
                                    configuration: configuration, logger: context.logger)
         self.goers = goers
-        let rooms = EventRooms(catalog: catalog, store: context.store, sink: context.sink, clock: context.clock,
-                               history: context.roomHistory, idleSeconds: Double(s[Self.idleSeconds]))
+        let rooms = EventRooms(catalog: catalog, store: context.store, feed: context.feed, clock: context.clock,
+                               idleSeconds: Double(s[Self.idleSeconds]))
         eventRooms = rooms
         var ingest = EventFeedIngest(catalog: catalog, store: context.store, maxBodyBytes: s[Self.maxFeedBytes])
         ingest.batch = s[Self.ingestBatch]
@@ -89,19 +103,43 @@ public struct TonightDomain: Domain {
         affinity.onChange = { artists in await goers.recommendationsChanged(artists) }
         self.affinity = affinity
         settings = s
+        capabilities = context.capabilities
+        store = context.store
+        logger = context.logger
     }
 
+    /// Feeds change the catalog and tell users: served by tonight's node.
     public var endpoints: [HTTPEndpoint] {
-        [ingest.endpoint, affinity.endpoint, eventRooms.liveEndpoint(maxBodyBytes: settings[Self.maxLiveBytes])]
+        [ingest.endpoint.homed(Self.home), affinity.endpoint.homed(Self.home),
+         eventRooms.liveEndpoint(maxBodyBytes: settings[Self.maxLiveBytes])]
     }
 
-    public var rooms: [any RoomDirectory] { [UserRooms(goers: goers), eventRooms] }
+    public var loggedRooms: [any LoggedRoomDirectory] {
+        let catalog = self.catalog, goers = self.goers, rooms = eventRooms, store = self.store, logger = self.logger, untold = self.untold
+        return [UserRooms(goers: goers) {
+                    // This node took tonight's lease: another node may have changed everything meanwhile.
+                    do {
+                        try catalog.reload(from: store)
+                        try goers.reload()
+                    } catch {
+                        logger.error("tonight: could not reload the catalog and event-goers", metadata: ["error": "\(error)"])
+                    }
+                    rooms.dropAll()
+                    untold.set()
+                },
+                eventRooms]
+    }
 
     public var services: [any Service] {
-        let goers = self.goers, rooms = eventRooms
-        // Tonight's clock: at start, feed changes nobody was told of before a stop, then a tick
-        // (reminders that fell due while the server was down, events already in tonight's window).
-        return [Periodic(every: Double(settings[Self.tickSeconds]), atStart: { await goers.tellPending(rooms: rooms) }) { _ in await goers.tick() },
+        let goers = self.goers, rooms = eventRooms, capabilities = self.capabilities, untold = self.untold
+        // Tonight's clock, on the node holding its lease: when it takes the lease (at start, on one
+        // node), feed changes nobody was told of before a stop; then a tick (reminders that fell due
+        // while no node ran it, events already in tonight's window).
+        return [Periodic(every: Double(settings[Self.tickSeconds])) { _ in
+                    guard await capabilities.resolve(LoggedRooms.self)?.holds(Self.home) ?? true else { return }
+                    if untold.take() { await goers.tellPending(rooms: rooms) }
+                    await goers.tick()
+                },
                 Periodic(every: 60) { _ in
                     await goers.sweep()
                     await rooms.sweep()
@@ -117,7 +155,15 @@ public struct TonightDomain: Domain {
         goers.forget(user)
     }
 
-    public var ops: [Op] { TonightOps(catalog: catalog, goers: goers, settings: settings).all }
+    /// Every tonight op reads or changes the catalog or an event-goer: run on tonight's node.
+    public var ops: [Op] { TonightOps(catalog: catalog, goers: goers, settings: settings).all.map { $0.homed { _ in Self.home } } }
+}
+
+/// Set when this node takes tonight's lease (and at start); taken once by the clock.
+final class StartUp: Sendable {
+    private let flag = Atomic<Bool>(true)
+    func set() { flag.store(true, ordering: .releasing) }
+    func take() -> Bool { flag.exchange(false, ordering: .acquiringAndReleasing) }
 }
 
 /// A setting the domain cannot work with (beyond its range checks).

@@ -138,6 +138,7 @@ let package = Package(
         // Route corridors live: the intel stream (items, likes, expiry), durable.
         .target(name: "RouteService", dependencies: [
             "Routes", "Realtime", "Storage", "DomainSeam", "RoomLog", "WebSocket", "HubbubCrypto",
+            .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
 
@@ -226,7 +227,7 @@ let package = Package(
         .testTarget(name: "StorageTests", dependencies: ["Storage", "HubbubTestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "HubbubClient", "WebSocket", "HubbubTestSupport"]),
         // Three nodes on one PostgreSQL (scripts/test-postgres.sh runs them; the SQLite pass skips them).
-        .testTarget(name: "ClusterTests", dependencies: ["HubbubServer", "HubbubTestSupport", "Realtime", "Accounts", "RouteService"]),
+        .testTarget(name: "ClusterTests", dependencies: ["HubbubServer", "HubbubTestSupport", "Realtime", "Accounts", "RouteService", "TonightService", "DomainSeam"]),
         .testTarget(name: "HubbubServerTests", dependencies: ["HubbubServer", "HubbubClient", "Transport", "WebSocket", "Realtime",
                                                               "HubbubTestSupport", "DomainSeam", "Accounts", "VenueService", "RouteService", "TonightService", "Storage",
                                                               "TransitFeeds", .product(name: "SwiftProtobuf", package: "swift-protobuf"),

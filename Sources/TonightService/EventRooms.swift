@@ -1,6 +1,7 @@
 import DomainSeam
 import Foundation
 import HubbubCrypto
+import Logging
 import Realtime
 import RoomLog
 import Storage
@@ -61,7 +62,8 @@ actor EventRoomActor {
         async throws(ProtocolError) {
         var r = try await staged()
         lastActivity = rooms.clock.now
-        r.stage(tonightEvent, data: data, at: lastActivity)
+        // The log's own time (its partitions and retention go by the system's clock, not tonight's).
+        r.stage(tonightEvent, data: data, at: Date().timeIntervalSince1970)
         let pushes = r.take()
         room = r
         let feed = rooms.feed
@@ -74,7 +76,8 @@ actor EventRoomActor {
                 done.resume(returning: outcome)
             }
         }
-        if case .failure = outcome {
+        if case .failure(let error) = outcome {
+            rooms.logger.warning("tonight: an event room's push could not be written", metadata: ["event": "\(event)", "error": "\(error)"])
             room = nil // read the head again: the push's seq was not taken
             throw ProtocolError(.unavailable, "could not save the update; try again")
         }
@@ -94,9 +97,11 @@ final class EventRooms: LoggedRoomDirectory {
     let feed: RoomFeed
     let clock: WallClock
     let idleSeconds: Double
+    let logger: Logger
     private let actors = Mutex<[String: EventRoomActor]>([:])
 
-    init(catalog: Catalog, store: Store, feed: RoomFeed, clock: WallClock, idleSeconds: Double) {
+    init(catalog: Catalog, store: Store, feed: RoomFeed, clock: WallClock, idleSeconds: Double, logger: Logger) {
+        self.logger = logger
         self.catalog = catalog
         self.store = store
         self.feed = feed
@@ -107,12 +112,19 @@ final class EventRooms: LoggedRoomDirectory {
     var prefix: String { "event" }
 
     func snapshot(_ id: String, for user: String) async throws(ProtocolError) -> RoomSnapshot {
-        try await authorize(id, for: user)
+        guard catalog.event(id) != nil else { throw .notFound("no event \(id)") }
         return try await actor(for: id).snapshot()
     }
 
+    /// Any node may be asked (a resume): the store says whether the event exists, not this node's
+    /// catalog (the one of tonight's node is current).
     func authorize(_ id: String, for user: String) async throws(ProtocolError) {
-        guard catalog.event(id) != nil else { throw .notFound("no event \(id)") }
+        if catalog.event(id) != nil { return }
+        let stored: Int?
+        do { stored = try await store.read { db in try Int.fetchOne(db, sql: "SELECT 1 FROM tonight_event WHERE id = ?", arguments: [id]) } } catch {
+            throw ProtocolError(.unavailable, "could not read the event; try again")
+        }
+        guard stored != nil else { throw .notFound("no event \(id)") }
     }
 
     func lease(of id: String) -> String { TonightDomain.home }

@@ -93,7 +93,7 @@ public struct TonightDomain: Domain {
                                    configuration: configuration, logger: context.logger)
         self.goers = goers
         let rooms = EventRooms(catalog: catalog, store: context.store, feed: context.feed, clock: context.clock,
-                               idleSeconds: Double(s[Self.idleSeconds]))
+                               idleSeconds: Double(s[Self.idleSeconds]), logger: context.logger)
         eventRooms = rooms
         var ingest = EventFeedIngest(catalog: catalog, store: context.store, maxBodyBytes: s[Self.maxFeedBytes])
         ingest.batch = s[Self.ingestBatch]

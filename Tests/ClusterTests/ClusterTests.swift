@@ -1,4 +1,5 @@
 import Accounts
+import DomainSeam
 import Foundation
 import HubbubServer
 import HubbubTestSupport
@@ -17,14 +18,14 @@ final class ClusterTests: XCTestCase {
     /// Three nodes on a fresh database of the test cluster, once each is healthy (it renewed its
     /// leases and hears the others' commits and events, as a load balancer would wait for);
     /// `configure` adds to each node's settings.
-    func startNodes(_ configure: (inout HubbubConfiguration) -> Void = { _ in }) async throws -> [TestServer] {
+    func startNodes(clock: WallClock = .system, _ configure: (inout HubbubConfiguration) -> Void = { _ in }) async throws -> [TestServer] {
         guard let cluster = ProcessInfo.processInfo.environment["HUBBUB_TEST_POSTGRES"], !cluster.isEmpty else {
             XCTFail("ClusterTests need PostgreSQL: run scripts/test-postgres.sh (it starts one and sets HUBBUB_TEST_POSTGRES)")
             throw TestError("no HUBBUB_TEST_POSTGRES")
         }
         let url = try TestPostgres.database(for: "cluster-\(UUID().uuidString)", in: cluster)
         let started = try (0..<3).map { _ in
-            try TestServer { c in
+            try TestServer(clock: clock) { c in
                 c.database.url = url
                 c.cluster.leaseSeconds = 3
                 // After the free failures an account waits this long: long enough to check every node.

@@ -37,31 +37,8 @@ final class TonightUseCaseTests: XCTestCase {
 
     static let madrid: JSON = ["lat": 40.4168, "lon": -3.7038]
 
-    /// A feed of feeds.md's shape: two artists, two venues in Madrid, and `events`
-    /// (`id, artist, venue, date, time, status, price`).
-    static func feed(_ events: [(String, String, String, String, String, String, String)]) -> [UInt8] {
-        var xml = """
-            <?xml version="1.0" encoding="UTF-8"?>
-            <EventFeed>
-              <Category ID="1"><CategoryName>Music</CategoryName></Category>
-              <Category ID="20"><CategoryName>E-sports</CategoryName></Category>
-              <Artist ID="A1"><ArtistCategory ID="1"/><ArtistName>Celia Games</ArtistName></Artist>
-              <Artist ID="A2"><ArtistCategory ID="1"/><ArtistName>Björk Tribute</ArtistName></Artist>
-              <Venue ID="MAD"><VenueName>La Riviera</VenueName><VenueLatitude>40.4128</VenueLatitude><VenueLongitude>-3.7200</VenueLongitude>
-                <VenueTimeZone>Europe/Madrid</VenueTimeZone></Venue>
-              <Venue ID="MAD2"><VenueName>Sala But</VenueName><VenueLatitude>40.4290</VenueLatitude><VenueLongitude>-3.7100</VenueLongitude>
-                <VenueTimeZone>Europe/Madrid</VenueTimeZone></Venue>
-
-            """
-        for (id, artist, venue, date, time, status, price) in events {
-            xml += """
-                  <Event ID="\(id)"><EventPerformer ID="\(artist)"/><EventCategory ID="1"/><EventVenue ID="\(venue)"/><EventDate>\(date)</EventDate>
-                    <EventTime>\(time)</EventTime><EventStatus>\(status)</EventStatus><MinPrice>\(price)</MinPrice><Currency>EUR</Currency></Event>
-
-                """
-        }
-        return Array((xml + "</EventFeed>\n").utf8)
-    }
+    /// A feed of feeds.md's shape (see `TonightFeed.xml`).
+    static func feed(_ events: [(String, String, String, String, String, String, String)]) -> [UInt8] { TonightFeed.xml(events) }
 
     static let tonight = [("E1", "A1", "MAD", "2026-11-22", "21:00", "onsale", "25.00"), ("E2", "A2", "MAD", "2026-11-22", "22:00", "onsale", "20.00"),
                           ("E3", "A1", "MAD", "2026-11-23", "21:00", "onsale", "25.00")]

@@ -39,7 +39,9 @@ actor LinkSession: SessionControl {
         }
         let user: String? = if case .string(let u)? = json["as"] { u } else { nil }
         let args = Args(json["args"] ?? .object([]))
-        let key = user ?? ""
+        // One user's requests run in order; the cluster's own (snapshots aside, which carry a user)
+        // need none, and must not wait behind each other (a large forwarded upload, a resume).
+        let key = user ?? (op.hasPrefix("cluster.") ? "\(op)#\(id)" : "")
         let previous = tails[key]
         let task = Task {
             await previous?.value

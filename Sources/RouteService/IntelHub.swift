@@ -118,6 +118,14 @@ public actor IntelHub {
         reload()
     }
 
+    /// Before a change: what this node holds is current, and so are the live corridors (after a
+    /// reload, those someone watches are loaded before any change is pushed, so none is missed).
+    func ready() async {
+        current()
+        guard corridorsUnknown, let rooms else { return }
+        await refresh(now: Date().timeIntervalSince1970, window: rooms.directory.configuration.retireAfterSeconds)
+    }
+
     /// Items as the store has them; every live corridor is dropped (the sweep, a subscriber or a
     /// resume loads them again, each in a new epoch).
     func reload() {
@@ -152,8 +160,8 @@ public actor IntelHub {
     /// refused on its own (`at` out of range); the accepted ones are returned once all are durable.
     /// A failed write refuses the whole batch (`unavailable`): nothing of it was acknowledged.
     public func post(_ drafts: [(Draft, IntelItem.Author)], now: Double) async throws(ProtocolError) -> [Result<IntelItem, ProtocolError>] {
+        await ready()
         let names = await aliases(Set(drafts.compactMap { if case .user(let u) = $0.1 { u } else { nil } }))
-        current()
         let results = drafts.map { draft, author in Result { () throws(ProtocolError) in try make(draft, by: author, now: now) } }
         let items = results.compactMap { try? $0.get() }
         guard !items.isEmpty else { return results }
@@ -180,8 +188,8 @@ public actor IntelHub {
     /// A like by `user`: once, never their own; the item lives `ttlSeconds` from now. Returns the
     /// item as it now is, once durable.
     public func like(_ id: String, by user: String, now: Double) async throws(ProtocolError) -> IntelItem {
+        await ready()
         let names = await aliases(of: id)
-        current()
         guard var item = live.items[id] else { throw .notFound("no live item \(id)") }
         do throws(IntelItem.Refusal) {
             try item.like(by: user, now: now, ttl: configuration.ttlSeconds)
@@ -201,8 +209,8 @@ public actor IntelHub {
 
     /// A comment by `user` on a live item; returns the item as it now is, once durable.
     public func comment(_ id: String, by user: String, text: String, now: Double) async throws(ProtocolError) -> IntelItem {
+        await ready()
         let names = await aliases(of: id)
-        current()
         guard var item = live.items[id] else { throw .notFound("no live item \(id)") }
         guard store.acceptsWrites else { throw ProtocolError(.unavailable, "too many changes are waiting to be written; try again") }
         item.comments += 1
@@ -215,7 +223,7 @@ public actor IntelHub {
 
     /// Links two live items (each shows the other); returns both as they now are, once durable.
     public func link(_ id: String, to other: String, by user: String, now: Double) async throws(ProtocolError) -> (IntelItem, IntelItem) {
-        current()
+        await ready()
         guard var a = live.items[id] else { throw .notFound("no live item \(id)") }
         guard var b = live.items[other] else { throw .notFound("no live item \(other)") }
         do throws(IntelItem.Refusal) {
@@ -281,7 +289,7 @@ public actor IntelHub {
     /// ends (or is ignored if it is not live). A failed write refuses the whole batch.
     public func apply(_ batch: [NamedItem], scope: String, ending: NamedEnding, now: Double) async throws(ProtocolError)
         -> (changes: [NamedChange], unchanged: Int) {
-        current()
+        await ready()
         var changes: [NamedChange] = [], unchanged = 0
         var ended: [IntelItem] = [], seen = Set<String>()
         let ttl = configuration.ttlSeconds
@@ -352,7 +360,7 @@ public actor IntelHub {
     /// (written to their logs, and delivered once durable). Entries left behind by a like that
     /// postponed an item are dropped on the way.
     public func expire(now: Double) async -> [IntelItem] {
-        current()
+        await ready()
         var gone: [IntelItem] = []
         for (at, id) in live.expiry.due(now: now) {
             guard let item = live.items[id], item.expiresAt == at else { continue }

@@ -27,7 +27,7 @@ public struct RoutesDomain: Domain {
     public static let retireAfterSeconds = Setting("routes.retireAfterSeconds", default: 600, range: 1...86_400,
                                                    help: "seconds a corridor nobody watches stays in memory")
     public static let sweepSeconds = Setting("routes.sweepSeconds", default: 30, range: 1...3_600,
-                                             help: "seconds between sweeps of quiet corridor rooms")
+                                             help: "seconds between marks of the corridors watched on a node, and the intel hub's look at which to keep live")
     public static let karmaPerItem = Setting("routes.karmaPerItem", default: 1, range: 0...1_000, help: "karma for sharing an item")
     public static let karmaPerLike = Setting("routes.karmaPerLike", default: 2, range: 0...1_000,
                                              help: "karma for each like an item receives")
@@ -119,6 +119,12 @@ public struct RoutesDomain: Domain {
                           keepExpiredSeconds: Double(context.settings[Self.keepExpiredSeconds]),
                           keepCorridorSeconds: Double(context.settings[Self.keepCorridorSeconds]), logger: context.logger)
         context.capabilities.provide(NamedIntelFeed.self, NamedIntelFeed(hub: hub))
+        if let events = capabilities.resolve(ClusterEvents.self) {
+            let hub = self.hub
+            events.subscribe(Self.erasedTopic) { data in
+                if case .string(let user)? = data["user"] { Task { await hub.dropPrivate(of: user) } }
+            }
+        }
         provider = ProviderIntel(hub: hub, maxBodyBytes: context.settings[Self.maxProviderBodyBytes],
                                  maxItems: context.settings[Self.maxProviderItems])
     }
@@ -135,10 +141,15 @@ public struct RoutesDomain: Domain {
         try db.execute(sql: "DELETE FROM karma WHERE user = ?", arguments: [user])
     }
 
+    /// Its private corridors leave memory here, and on the other nodes (the hub's may be another).
     public func erased(user: String) {
         let hub = self.hub
         Task { await hub.dropPrivate(of: user) }
+        capabilities.resolve(ClusterEvents.self)?.publish(Self.erasedTopic, ["user": .string(user)])
     }
+
+    /// `{user}`: an account was deleted on another node (`erased(user:)`).
+    static let erasedTopic = "routes.erased"
 
     public var loggedRooms: [any LoggedRoomDirectory] {
         [CorridorRooms(hub: hub, directory: directory, capabilities: capabilities)]
@@ -193,14 +204,20 @@ public struct RoutesDomain: Domain {
                 }
                 let room = RoomName(prefix: "route", id: CorridorDirectory.id(of: corridor, owner: owner))
                 guard let rooms = capabilities.resolve(LoggedRooms.self) else { throw ProtocolError(.internal, "no room log") }
+                // The subscription limit is checked before a corridor is made for it (`join` counts it once).
+                try await c.session.addSubscription(room.name)
                 do {
                     _ = try await store.write { db in
                         try Destinations.remember(user: user, to: a.to, label: a.label, filter: a.filter, now: Date().timeIntervalSince1970, db)
                     }
                 } catch {
+                    await c.session.removeSubscription(room.name)
                     throw ProtocolError(.unavailable, "could not save the destination; try again")
                 }
-                try await directory.save(corridor, owner: owner)
+                do throws(ProtocolError) { try await directory.save(corridor, owner: owner) } catch {
+                    await c.session.removeSubscription(room.name)
+                    throw error
+                }
                 // The corridor's owner node takes the snapshot with the caller's filter and order.
                 try await rooms.join(room, user: user, session: c.session, reply: c.reply, view: a.view.json) { s in
                     ["room": .string(room.name), "seq": .int(Int(s.head.seq)), "epoch": .string(s.head.epoch),

@@ -106,6 +106,9 @@ public struct TonightDomain: Domain {
         capabilities = context.capabilities
         store = context.store
         logger = context.logger
+        context.capabilities.resolve(ClusterEvents.self)?.subscribe(Self.erasedTopic) { data in
+            if case .string(let user)? = data["user"] { goers.forget(user) }
+        }
     }
 
     /// Feeds change the catalog and tell users: served by tonight's node.
@@ -151,9 +154,14 @@ public struct TonightDomain: Domain {
         try GoerRows.erase(user, db)
     }
 
+    /// Its state leaves memory here, and on the other nodes (tonight's may be another).
     public func erased(user: String) {
         goers.forget(user)
+        capabilities.resolve(ClusterEvents.self)?.publish(Self.erasedTopic, ["user": .string(user)])
     }
+
+    /// `{user}`: an account was deleted on another node (`erased(user:)`).
+    static let erasedTopic = "tonight.erased"
 
     /// Every tonight op reads or changes the catalog or an event-goer: run on tonight's node.
     public var ops: [Op] { TonightOps(catalog: catalog, goers: goers, settings: settings).all.map { $0.homed { _ in Self.home } } }

@@ -24,11 +24,4 @@ final class LoopSink: PushSink, @unchecked Sendable {
     func close(_ member: ConnectionID, code: CloseCode, reason: String) {
         loops[Int(member.loop)].close(member, code: code, reason: reason)
     }
-
-    /// Each loop's queue is first-in first-out: a task queued now runs after what was queued before.
-    func settle() async {
-        for loop in loops {
-            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in loop.execute { _ in done.resume() } }
-        }
-    }
 }

@@ -9,14 +9,6 @@ public protocol PushSink: Sendable {
     func deliver(_ message: OutboundMessage, to member: ConnectionID)
     /// Starts closing a connection (revoked token, abuse).
     func close(_ member: ConnectionID, code: CloseCode, reason: String)
-    /// Returns once everything handed over before it has been taken up by the connections' loops.
-    /// A bulk publisher (a provider's burst reaching thousands) awaits it between items, so that
-    /// pushes of interactive ops are not queued behind the whole burst.
-    func settle() async
-}
-
-extension PushSink {
-    public func settle() async {}
 }
 
 /// A push event's name on the wire (`playlist.reordered`, `track.moved`...). Each domain lists its

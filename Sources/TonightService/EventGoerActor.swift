@@ -9,7 +9,7 @@ import WebSocket
 
 /// One event-goer, live: their tonight state (an `EventGoer`) and the writer of their `user:`
 /// room, whose pushes are durable. Every change of the user's state and every push to them goes
-/// through here, one at a time. (With several nodes, only on the node holding `tonight:*`.)
+/// through here, one at a time. (With several nodes, only on the node holding `user:*`.)
 ///
 /// A push is written before it is delivered: it waits in `outbox`, and one write at a time
 /// (`flush`) records, in a single transaction, that it was made (once per user and event for

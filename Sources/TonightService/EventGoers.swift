@@ -18,7 +18,7 @@ public final class EventGoers: Sendable {
         public var announceSeconds = 180 * 86_400.0
         /// The durable `user:` history: most pushes kept and their age (bytes: a generous bound).
         public var history = Room.HistoryLimits(count: 200, maxAgeSeconds: 7 * 86_400, maxBytes: 1 << 20)
-        /// A user's room is let go this long after its last subscriber left and nothing happened.
+        /// A user's actor lets go of its stream's head and cache this long after nothing happened.
         public var idleSeconds = 600.0
         public init() {}
     }
@@ -60,8 +60,6 @@ public final class EventGoers: Sendable {
             return a
         }
     }
-
-    func liveActor(_ user: String) -> EventGoerActor? { state.withLock { $0.actors[user] } }
 
     /// `user`'s state as last committed (a fresh one if they never set anything).
     func goer(_ user: String) -> EventGoer { state.withLock { $0.audience[user] } ?? EventGoer(user: user) }
@@ -132,8 +130,10 @@ public final class EventGoers: Sendable {
     /// room), and the users they may concern are looked up and brought up to date (suggestions,
     /// announcements of new events). Returns once those pushes are durable.
     func eventsApplied(_ updates: [(old: FeedEvent?, new: FeedEvent)], rooms: EventRooms) async {
-        guard !updates.isEmpty, userCount > 0 else { return } // nobody to tell
+        guard !updates.isEmpty else { return }
         var refresh: [String: [String]] = [:] // user → new events to announce
+        var roomChanges: [(event: String, data: JSON)] = [] // told after the loop, all at once
+        let anyone = userCount > 0
         for (old, new) in updates {
             if let old {
                 let fields = EventField.changed(from: old, to: new)
@@ -143,15 +143,16 @@ public final class EventGoers: Sendable {
                                      ("previous", TonightJSON.previous(old, fields, c))])
                     }
                     let newStart = fields.contains(.start) ? catalog.startsAt(new.id) : nil
-                    await rooms.changed(new.id, data)
+                    roomChanges.append((new.id, data))
                     let followers = state.withLock { $0.audience.followers(of: new.id) }
                     await forEach(followers) { a in await a.changed(new.id, data: data, newStart: newStart) }
                 }
             }
-            for user in audience(of: new.id) {
+            for user in anyone ? audience(of: new.id) : [] {
                 if old == nil { refresh[user, default: []].append(new.id) } else if refresh[user] == nil { refresh[user] = [] }
             }
         }
+        await rooms.changed(roomChanges)
         let news = refresh
         await forEach(news.keys) { a in await a.refresh(announced: news[a.user] ?? []) }
     }

@@ -18,6 +18,9 @@ actor EventRoomActor {
     private let rooms: EventRooms
     /// The room's log as this actor writes it (read from `room_head` on first use).
     private var room: StagedRoom?
+    /// The last push known durable: a snapshot stands there, so a subscriber never holds a `seq`
+    /// whose write may still fail, and a live update in flight reaches it as a push.
+    private var durable: RoomHead?
     private var lastActivity: Double
 
     init(event: String, rooms: EventRooms) {
@@ -28,21 +31,29 @@ actor EventRoomActor {
 
     private var name: String { "event:\(event)" }
 
-    /// The room's head, loaded (or made) on first use.
-    private func staged() async throws(ProtocolError) -> StagedRoom {
+    /// The room's head, loaded on first use; made only if `create` (a subscriber): a room nobody
+    /// ever watched gets no pushes (nil).
+    private func staged(create: Bool) async throws(ProtocolError) -> StagedRoom? {
         if let room { return room }
         let name = self.name
-        let head: RoomHead
-        do { head = try await rooms.store.write { db in try RoomLogRows.head(of: name, db) } } catch {
+        let head: RoomHead?
+        do {
+            head = create ? try await rooms.store.write { db in try RoomLogRows.head(of: name, db) }
+                : try await rooms.store.read { db in try RoomLogRows.heads(of: [name], db)[name] }
+        } catch {
             throw ProtocolError(.unavailable, "could not read the event's room; try again")
         }
-        if room == nil { room = StagedRoom(name: name, head: head) }
-        return room!
+        guard let head else { return nil }
+        if room == nil {
+            room = StagedRoom(name: name, head: head)
+            durable = head
+        }
+        return room
     }
 
     /// `{event, live}` for a new subscriber, and the room's head.
     func snapshot() async throws(ProtocolError) -> RoomSnapshot {
-        let head = try await staged().head
+        guard try await staged(create: true) != nil, let head = durable else { throw ProtocolError(.unavailable, "the event's room is reloading; try again") }
         let event = self.event
         let stored: String?
         do {
@@ -52,15 +63,18 @@ actor EventRoomActor {
         }
         lastActivity = rooms.clock.now
         let live = stored.flatMap { try? JSONParser.parse(Array($0.utf8)) } ?? .null
-        // Read after the head: a live update written meanwhile is in the state and pushed again, never missed.
+        // Read after the durable head was taken: an update written since is in the state and also
+        // pushed after the head (the client applies it again), never missed.
         return RoomSnapshot(head: head, data: ["event": rooms.catalog.with { c in c.events[event].map { TonightJSON.event($0, c) } } ?? .null,
                                                "live": live])
     }
 
-    /// Pushes `tonightEvent` with `data`, written with `change` in one transaction; returns once durable.
-    func publish(_ tonightEvent: TonightEvent, _ data: JSON, with change: @escaping @Sendable (any SQLDatabase) throws -> Void = { _ in })
-        async throws(ProtocolError) {
-        var r = try await staged()
+    /// Pushes `tonightEvent` with `data`, written with `change` in one transaction; returns once
+    /// durable. `always`: the room is made if nobody ever watched it (a live update); otherwise
+    /// such a room gets no push (a feed's change: its followers are told in their streams).
+    func publish(_ tonightEvent: TonightEvent, _ data: JSON, always: Bool = true,
+                 with change: @escaping @Sendable (any SQLDatabase) throws -> Void = { _ in }) async throws(ProtocolError) {
+        guard var r = try await staged(create: always) else { return }
         lastActivity = rooms.clock.now
         // The log's own time (its partitions and retention go by the system's clock, not tonight's).
         r.stage(tonightEvent, data: data, at: Date().timeIntervalSince1970)
@@ -76,9 +90,13 @@ actor EventRoomActor {
                 done.resume(returning: outcome)
             }
         }
-        if case .failure(let error) = outcome {
+        switch outcome {
+        case .success:
+            if let last = pushes.last, (durable?.seq ?? 0) < last.seq { durable = RoomHead(seq: last.seq, epoch: last.epoch) }
+        case .failure(let error):
             rooms.logger.warning("tonight: an event room's push could not be written", metadata: ["event": "\(event)", "error": "\(error)"])
             room = nil // read the head again: the push's seq was not taken
+            durable = nil
             throw ProtocolError(.unavailable, "could not save the update; try again")
         }
     }
@@ -141,11 +159,14 @@ final class EventRooms: LoggedRoomDirectory {
     /// This node took tonight's lease: the rooms' heads are read again.
     func dropAll() { actors.withLock { $0 = [:] } }
 
-    /// A feed changed the event: its room hears it too.
-    func changed(_ event: String, _ data: JSON) async {
-        do { try await actor(for: event).publish(TonightEvent.changed, data) } catch {
-            // The change is durable and its followers were told; the room's watchers see it in their next snapshot.
-            _ = error
+    /// A feed changed these events: their rooms hear it too (rooms nobody ever watched are left
+    /// alone), all at once (their writes share group commits).
+    func changed(_ changes: [(event: String, data: JSON)]) async {
+        await withTaskGroup(of: Void.self) { group in
+            for (event, data) in changes {
+                // A failure is logged; the change is durable and its followers were told in their streams.
+                group.addTask { try? await self.actor(for: event).publish(TonightEvent.changed, data, always: false) }
+            }
         }
     }
 

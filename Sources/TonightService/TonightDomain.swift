@@ -43,7 +43,7 @@ public struct TonightDomain: Domain {
     public static let tickSeconds = Setting("tonight.tickSeconds", default: 30, range: 1...3_600,
                                             help: "seconds between looks at the clock (events entering tonight's window, reminders due)")
     public static let idleSeconds = Setting("tonight.idleSeconds", default: 600, range: 1...86_400,
-                                            help: "seconds a user: or event: room nobody watches stays in memory")
+                                            help: "seconds a user: or event: room's writer keeps its head in memory with nothing happening")
     public static let maxResults = Setting("tonight.maxResults", default: 100, range: 1...10_000,
                                            help: "most events events.tonight, events.explore and events.nearby answer")
     public static let maxSearchResults = Setting("tonight.maxSearchResults", default: 50, range: 1...1_000,

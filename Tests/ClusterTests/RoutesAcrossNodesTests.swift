@@ -52,7 +52,7 @@ extension ClusterTests {
         XCTAssertEqual(again.compactMap { $0["error"]?["code"]?.string }, ["conflict", "conflict"], "liker1 liked it already")
 
         for (c, sub) in [(onB, subB), (onC, subC)] {
-            let pushes = try await c.waitForPushes(3)
+            let pushes = try await c.awaitPushes(3)
             let start = try XCTUnwrap(sub["seq"]?.int)
             XCTAssertEqual(pushes.compactMap { $0["seq"]?.int }, [start + 1, start + 2, start + 3], "every push once, in order")
             XCTAssertEqual(pushes.map { $0["event"]?.string ?? "" }, ["intel.added", "intel.updated", "intel.updated"])
@@ -77,7 +77,7 @@ extension ClusterTests {
             ids += r.json?["ids"]?.items ?? []
         }
         XCTAssertEqual(ids.count, 3)
-        let pushes = try await onB.waitForPushes(3)
+        let pushes = try await onB.awaitPushes(3)
         let start = try XCTUnwrap(sub["seq"]?.int)
         XCTAssertEqual(pushes.compactMap { $0["seq"]?.int }, [start + 1, start + 2, start + 3])
         XCTAssertEqual(pushes.map { $0["data"]?["item"]?["id"] ?? .null }, ids)
@@ -94,7 +94,7 @@ extension ClusterTests {
         _ = try await nodes[0].user("poster")
         let poster = try await login("poster", on: 0)
         _ = try await poster.ok("intel.post", Self.inside)
-        let seen = try await onB.waitForPushes(1)
+        let seen = try await onB.awaitPushes(1)
         let last = try XCTUnwrap(seen.last?["seq"]?.int)
         onB.close()
         let missed1 = try await poster.ok("intel.post", Self.inside)["item"]?["id"]
@@ -102,7 +102,7 @@ extension ClusterTests {
         let onC = try await login("mover", on: 2)
         let back = try await onC.ok("subscribe", ["room": sub["room"]!, "since": ["seq": .int(last), "epoch": sub["epoch"]!]])
         XCTAssertEqual(back["recovered"], .bool(true))
-        let pushes = try await onC.waitForPushes(2)
+        let pushes = try await onC.awaitPushes(2)
         XCTAssertEqual(pushes.compactMap { $0["seq"]?.int }, [last + 1, last + 2])
         XCTAssertEqual(pushes.map { $0["data"]?["item"]?["id"] }, [missed1, missed2])
     }
@@ -118,7 +118,7 @@ extension ClusterTests {
         let poster = try await login("poster", on: 0)
         let first = try await poster.ok("intel.post", Self.inside)["item"]?["id"]
         for c in [onB, onC] {
-            let pushes = try await c.waitForPushes(2)
+            let pushes = try await c.awaitPushes(2)
             XCTAssertEqual(pushes.map { $0["event"]?.string ?? "" }, ["intel.added", "intel.expired"])
             XCTAssertEqual(pushes.last?["data"]?["item"], first)
         }
@@ -141,7 +141,7 @@ extension ClusterTests {
         }
         let second = reply["result"]?["item"]?["id"]
         XCTAssertNotNil(second, reply.encoded)
-        let pushes = try await watching.waitForPushes(4)
+        let pushes = try await watching.awaitPushes(4)
         XCTAssertEqual(pushes.suffix(2).map { $0["event"]?.string ?? "" }, ["intel.added", "intel.expired"])
         XCTAssertEqual(pushes.suffix(2).map { $0["data"]?["item"]?["id"] ?? $0["data"]?["item"] }, [second, second])
         XCTAssertNotEqual(try routesOwner(stopped: owner), owner)

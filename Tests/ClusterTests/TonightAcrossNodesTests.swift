@@ -14,18 +14,7 @@ extension ClusterTests {
                                   ("E2", "A2", "MAD", "2026-11-22", "22:00", "onsale", "20.00")]
 
     /// The `n`th push on `c` (counting from 1), waiting at most 10 s.
-    private func push(_ c: ProtocolClient, _ n: Int) async throws -> JSON {
-        try await withThrowingTaskGroup(of: JSON.self) { group in
-            group.addTask { try await c.waitForPushes(n)[n - 1] }
-            group.addTask {
-                try await Task.sleep(for: .seconds(10))
-                throw TestError("push \(n) did not arrive within 10 s; got \(c.pushes.map(\.encoded))")
-            }
-            let first = try await group.next()!
-            group.cancelAll()
-            return first
-        }
-    }
+    private func push(_ c: ProtocolClient, _ n: Int) async throws -> JSON { try await c.push(n) }
 
     private func ingest(_ events: [(String, String, String, String, String, String, String)], on node: Int) throws {
         let r = try nodes[node].api("POST", "/api/feeds/events", body: TonightFeed.xml(events))

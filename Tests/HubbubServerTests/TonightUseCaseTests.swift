@@ -57,18 +57,7 @@ final class TonightUseCaseTests: XCTestCase {
     }
 
     /// The `n`th push (counting from 1) on `c`, waiting at most 10 s.
-    func push(_ c: ProtocolClient, _ n: Int) async throws -> JSON {
-        try await withThrowingTaskGroup(of: JSON.self) { group in
-            group.addTask { try await c.waitForPushes(n)[n - 1] }
-            group.addTask {
-                try await Task.sleep(for: .seconds(10))
-                throw TestError("push \(n) did not arrive within 10 s; got \(c.pushes.map(\.encoded))")
-            }
-            let first = try await group.next()!
-            group.cancelAll()
-            return first
-        }
-    }
+    func push(_ c: ProtocolClient, _ n: Int) async throws -> JSON { try await c.push(n) }
 
     func signIn(_ name: String) async throws -> ProtocolClient {
         let c = try await ProtocolClient(url: server.url)

@@ -57,6 +57,25 @@ public final class ProtocolClient: @unchecked Sendable {
 
     public func clearPushes() { pushes = [] }
 
+    /// The `n`th push (counting from 1), waiting at most `seconds`: a test fails rather than hangs.
+    public func push(_ n: Int, within seconds: Double = 10) async throws -> JSON {
+        try await awaitPushes(n, within: seconds)[n - 1]
+    }
+
+    /// `waitForPushes`, at most `seconds`.
+    public func awaitPushes(_ count: Int, within seconds: Double = 10) async throws -> [JSON] {
+        try await withThrowingTaskGroup(of: [JSON].self) { group in
+            group.addTask { try await self.waitForPushes(count) }
+            group.addTask {
+                try await Task.sleep(for: .seconds(seconds))
+                throw TestError("\(count) pushes did not arrive within \(seconds) s; got \(self.pushes.map(\.encoded))")
+            }
+            let first = try await group.next()!
+            group.cancelAll()
+            return first
+        }
+    }
+
     private func next() async throws -> JSON {
         do {
             let m = try await ws.receive()

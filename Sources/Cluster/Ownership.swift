@@ -128,17 +128,19 @@ public final class Ownership: RoomOwners {
             entry = .theirs(node: row.node, address: address, until: asked + max(0.5, row.remaining - margin))
         }
         let wasMine = entries.withLock { entries -> Bool in
-            defer { entries[room] = entry }
             // Still this node's without a gap: its memory of the room is current. A lapsed lease
             // (renewals failed) may have let another node write the room meanwhile.
             if case .mine(let until, _)? = entries[room], until > Self.now() { return true }
             return false
         }
         if case .mine = entry, !wasMine {
+            // Before the entry says so: a request that finds the room not yet this node's joins
+            // this claim and waits, so none runs on memory the owner has not reloaded yet.
             claimed.increment()
             acquired(room)
             logger.debug("cluster: took a room", metadata: ["room": "\(room)"])
         }
+        entries.withLock { $0[room] = entry }
         return entry
     }
 

@@ -55,16 +55,29 @@ extension IntelHub {
 
     /// After a reload (this node took the lease, or a write failed): loads the corridors someone
     /// used within `window` seconds, on any node (their `last_used`), so their watchers hear of
-    /// changes again.
+    /// changes again. One refresh at a time: every caller waits for the one under way, so no
+    /// change is decided before the corridors it concerns are live.
     func refresh(now: Double, window: Double) async {
         current()
+        if let running = refreshing {
+            await running.value
+            return
+        }
         guard corridorsUnknown else { return }
-        corridorsUnknown = false
+        let task = Task { await self.refreshNow(now: now, window: window) }
+        refreshing = task
+        await task.value
+        refreshing = nil
+    }
+
+    private func refreshNow(now: Double, window: Double) async {
+        let generation = reloads
         do {
             let recent = try await store.read { db in try CorridorDirectory.used(since: now - window, db) }
             try await load(recent)
+            // A reload meanwhile dropped them again: the next caller refreshes.
+            if generation == reloads { corridorsUnknown = false }
         } catch {
-            corridorsUnknown = true
             rooms?.logger.warning("routes: could not load the corridors in use", metadata: ["error": "\(error)"])
         }
     }

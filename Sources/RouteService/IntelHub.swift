@@ -91,6 +91,10 @@ public actor IntelHub {
     /// The live corridors were dropped (a reload): those watched anywhere are loaded again at the
     /// next `refresh`.
     var corridorsUnknown = true
+    /// The refresh under way, if any (see `refresh`).
+    var refreshing: Task<Void, Never>?
+    /// Reloads so far: a refresh that began before the last one does not count.
+    var reloads = 0
     /// Corridors whose last load failed (their callers are told `unavailable`).
     var failedLoads: Set<String> = []
     /// Writes handed to the store and not yet durable.
@@ -134,6 +138,7 @@ public actor IntelHub {
         }
         corridors = LiveCorridors(grid: configuration.grid)
         corridorsUnknown = true
+        reloads += 1
     }
 
     /// Live items (tests, metrics).

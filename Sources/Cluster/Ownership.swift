@@ -127,9 +127,12 @@ public final class Ownership: RoomOwners {
             // Another node's until its lease would run out, or until it cannot be reached (`forget`).
             entry = .theirs(node: row.node, address: address, until: asked + max(0.5, row.remaining - margin))
         }
-        let wasMine = entries.withLock { entries -> Bool in
-            // Still this node's without a gap: its memory of the room is current. A lapsed lease
-            // (renewals failed) may have let another node write the room meanwhile.
+        // Still this node's without a gap, its memory of the room is current: its local entry says
+        // so, or the database does (the lease was this node's and had not run out when read, so no
+        // other node can have taken it; a busy node's entry may lapse a little before its renewal
+        // comes). A lapsed lease may have let another node write the room meanwhile.
+        let heldThroughout = held.map { $0.node == me && $0.remaining > 0 } ?? false
+        let wasMine = heldThroughout || entries.withLock { entries -> Bool in
             if case .mine(let until, _)? = entries[room], until > Self.now() { return true }
             return false
         }

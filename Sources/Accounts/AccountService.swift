@@ -153,7 +153,8 @@ public actor AccountService {
     /// This node may have missed events: what it keeps in memory is read again from the store.
     private func reloadKept() async {
         guard let kept = try? await store.read({ db in try Self.kept(db) }) else { return }
-        revoked = kept.revoked
+        // Merged, not replaced: a log-out made here while the read ran is not in what it read.
+        revoked.merge(kept.revoked) { max($0, $1) }
         for (list, users) in kept.hiding {
             let hidden = Set(users)
             privacy.replace(list, hiddenBy: hidden)

@@ -5,7 +5,6 @@ import Realtime
 import RoomLog
 import Routes
 import Storage
-import Synchronization
 
 /// What the hub needs to keep corridor rooms: the feed that delivers their pushes on this node,
 /// and the corridors' definitions and names (`CorridorDirectory`).
@@ -13,14 +12,6 @@ public struct CorridorPublishing: Sendable {
     let feed: RoomFeed
     let directory: CorridorDirectory
     let logger: Logger
-}
-
-/// Set from any thread (this node took a lease), taken once by the actor that reloads.
-final class StaleFlag: Sendable {
-    private let flag = Atomic<Bool>(false)
-    func set() { flag.store(true, ordering: .releasing) }
-    /// Whether it was set; clears it.
-    func take() -> Bool { flag.exchange(false, ordering: .acquiringAndReleasing) }
 }
 
 /// The live corridors: which are live, loading them, snapshots and retirement. Only the holder of

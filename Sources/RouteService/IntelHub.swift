@@ -101,14 +101,14 @@ public actor IntelHub {
     var inFlight = 0
     /// Set when this node took the routes' lease (another node may have changed everything
     /// meanwhile): the next call reloads items and corridors.
-    let stale: StaleFlag
+    let stale: TakeOverFlag
 
     public init(store: Store, configuration: Configuration = .init(), now: Double = Date().timeIntervalSince1970,
                 rooms: CorridorPublishing? = nil) throws {
         self.store = store
         self.configuration = configuration
         self.rooms = rooms
-        stale = StaleFlag()
+        stale = TakeOverFlag()
         corridors = LiveCorridors(grid: configuration.grid)
         live = try Live(grid: configuration.grid, store: store, now: now)
     }

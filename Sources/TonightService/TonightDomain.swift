@@ -4,7 +4,6 @@ import Logging
 import Realtime
 import ServiceLifecycle
 import Storage
-import Synchronization
 import Tonight
 
 /// Tonight's events (seeds 000, 004, 002) on the seam: the feeds' ingest into a durable catalog,
@@ -68,7 +67,7 @@ public struct TonightDomain: Domain {
     private let store: Store
     private let logger: Logger
     /// Set when this node takes tonight's lease: feed changes nobody was told of are told at the next tick.
-    private let untold = StartUp()
+    private let untold = TakeOverFlag(set: true)
 
     public init(context: DomainContext) throws {
         let s = context.settings
@@ -165,13 +164,6 @@ public struct TonightDomain: Domain {
 
     /// Every tonight op reads or changes the catalog or an event-goer: run on tonight's node.
     public var ops: [Op] { TonightOps(catalog: catalog, goers: goers, settings: settings).all.map { $0.homed { _ in Self.home } } }
-}
-
-/// Set when this node takes tonight's lease (and at start); taken once by the clock.
-final class StartUp: Sendable {
-    private let flag = Atomic<Bool>(true)
-    func set() { flag.store(true, ordering: .releasing) }
-    func take() -> Bool { flag.exchange(false, ordering: .acquiringAndReleasing) }
 }
 
 /// A setting the domain cannot work with (beyond its range checks).

@@ -282,6 +282,7 @@ public final class RoomFeed: Sendable {
         let read: [LoggedPush]
         do {
             guard let head = try await source.heads(of: [name])[name], head.epoch == since.epoch, since.seq <= head.seq else { return false }
+            guard head.seq - since.seq <= UInt64(configuration.maxRecovered) else { return false } // a snapshot is cheaper
             read = head.seq == since.seq ? [] : try await source.read(name, epoch: head.epoch, after: since.seq, limit: configuration.maxRecovered)
             guard head.seq == since.seq || read.first?.seq == since.seq + 1 else { return false } // dropped by retention
             guard read.count < configuration.maxRecovered || read.last?.seq == head.seq else { return false } // a snapshot is cheaper

@@ -59,23 +59,44 @@ public enum RoomLogRows {
     /// statements are answered.
     public static func append(_ pushes: [LoggedPush], _ db: any SQLDatabase) throws {
         guard let first = pushes.first, let last = pushes.last else { return }
+        precondition(pushes.allSatisfy { $0.room == first.room && $0.epoch == first.epoch }, "one room's pushes per append")
         let expected = RoomHead(seq: first.seq - 1, epoch: first.epoch)
         switch db.dialect {
         case .sqlite:
-            let moved = try db.changes(sql: "UPDATE room_head SET seq = ? WHERE room = ? AND seq = ? AND epoch = ?",
-                                       arguments: [Int64(last.seq), first.room, Int64(expected.seq), expected.epoch])
-            guard moved == 1 else { throw RoomLogError.fenced(room: first.room, expected: expected) }
+            try appendChained(pushes, after: expected, db)
         case .postgres:
             try db.execute(sql: "SELECT hubbub_room_advance(?, ?, ?, ?)",
                            arguments: [first.room, Int64(expected.seq), expected.epoch, Int64(last.seq)])
+            let insert = try db.cachedStatement(sql: "INSERT INTO room_log (room, seq, at, payload, translated) VALUES (?, ?, ?, ?, ?)")
+            for push in pushes {
+                try insert.execute(arguments: [push.room, Int64(push.seq), push.at, Data(push.message.payload), translatedColumn(push)])
+            }
+            try notify(pushes, db)
         }
-        let insert = try db.cachedStatement(sql: "INSERT INTO room_log (room, seq, at, payload, translated) VALUES (?, ?, ?, ?, ?)")
+    }
+
+    /// SQLite's append: the rows go to the end of the log (an ever-growing row id), each naming
+    /// the room's push before it (`prev`), and the head names the last (`last`). A change that
+    /// reaches hundreds of rooms (an intel item in every corridor it lies in) so writes a few
+    /// pages at the log's end, where rows keyed by room would dirty one page per room, each
+    /// written whole to the WAL and again at the checkpoint (rush hour wrote 6 MB per post).
+    private static func appendChained(_ pushes: [LoggedPush], after expected: RoomHead, _ db: any SQLDatabase) throws {
+        let room = pushes[0].room
+        guard let head = try db.fetchOne(sql: "SELECT last FROM room_head WHERE room = ? AND seq = ? AND epoch = ?",
+                                         arguments: [room, Int64(expected.seq), expected.epoch]) else {
+            throw RoomLogError.fenced(room: room, expected: expected)
+        }
+        var previous: Int64? = head["last"]
         for push in pushes {
-            precondition(push.room == first.room && push.epoch == first.epoch, "one room's pushes per append")
-            try insert.execute(arguments: [push.room, Int64(push.seq), push.at, Data(push.message.payload),
-                                           push.translated.isEmpty ? nil : Data(encode(push.translated))])
+            previous = try db.insert(sql: "INSERT INTO room_log (room, seq, prev, at, payload, translated) VALUES (?, ?, ?, ?, ?, ?)",
+                                     arguments: [room, Int64(push.seq), previous, push.at, Data(push.message.payload), translatedColumn(push)],
+                                     returning: "id")
         }
-        try notify(pushes, db)
+        try db.execute(sql: "UPDATE room_head SET seq = ?, last = ? WHERE room = ?", arguments: [Int64(pushes[pushes.count - 1].seq), previous, room])
+    }
+
+    private static func translatedColumn(_ push: LoggedPush) -> Data? {
+        push.translated.isEmpty ? nil : Data(encode(push.translated))
     }
 
     /// Tells the other nodes of `pushes` (one room's, in seq order) once (and only if) the current
@@ -89,8 +110,26 @@ public enum RoomLogRows {
 
     /// The room's pushes after `seq`, oldest first, at most `limit`. Read-only.
     public static func read(_ room: String, epoch: String, after seq: UInt64, limit: Int, _ db: any SQLDatabase) throws -> [LoggedPush] {
-        try db.fetchAll(sql: "SELECT seq, at, payload, translated FROM room_log WHERE room = ? AND seq > ? ORDER BY seq LIMIT ?",
-                        arguments: [room, Int64(seq), limit]).map { row in
+        let rows: [SQLRow]
+        switch db.dialect {
+        case .sqlite:
+            // Back from the head along `prev`, down to the push after `seq` (or to the first a
+            // retention removed); each step a lookup by row id. Seqs fall strictly along the
+            // chain and every row is the room's, so a damaged link ends the walk, never loops.
+            rows = try db.fetchAll(sql: """
+                WITH RECURSIVE chain(id, seq, prev) AS (
+                    SELECT l.id, l.seq, l.prev FROM room_head h JOIN room_log l ON l.id = h.last
+                    WHERE h.room = ? AND l.room = h.room AND l.seq > ?
+                    UNION ALL
+                    SELECT l.id, l.seq, l.prev FROM chain c JOIN room_log l ON l.id = c.prev
+                    WHERE l.room = ? AND l.seq < c.seq AND l.seq > ?)
+                SELECT l.seq, l.at, l.payload, l.translated FROM chain c JOIN room_log l ON l.id = c.id ORDER BY l.seq LIMIT ?
+                """, arguments: [room, Int64(seq), room, Int64(seq), limit])
+        case .postgres:
+            rows = try db.fetchAll(sql: "SELECT seq, at, payload, translated FROM room_log WHERE room = ? AND seq > ? ORDER BY seq LIMIT ?",
+                                   arguments: [room, Int64(seq), limit])
+        }
+        return rows.map { row in
             let payload: Data = row["payload"]
             let translated: Data? = row["translated"]
             return LoggedPush(room: room, epoch: epoch, seq: UInt64(row["seq"] as Int64), at: row["at"],

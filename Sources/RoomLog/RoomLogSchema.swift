@@ -5,10 +5,18 @@ import Storage
 /// a room's position survives its pushes' retention); `room_log` holds the pushes themselves for
 /// a while (`RoomLogRetention`).
 ///
-/// On PostgreSQL `room_log` is partitioned by time (`at`, `partitionSeconds` wide), so retention
-/// drops whole partitions instead of deleting rows and vacuuming after them; its key includes
-/// `at` as PostgreSQL requires of a partitioned table's key (a room's `seq`s are unique anyway:
-/// `room_head` hands each out once). On SQLite it is one table with an index on `at`.
+/// On PostgreSQL `room_log` is keyed by room and seq and partitioned by time (`at`,
+/// `partitionSeconds` wide), so retention drops whole partitions instead of deleting rows and
+/// vacuuming after them; its key includes `at` as PostgreSQL requires of a partitioned table's
+/// key (a room's `seq`s are unique anyway: `room_head` hands each out once).
+///
+/// On SQLite (since `rooms.v3`) `room_log` is kept in the order it is written, a row id that
+/// never comes back (`AUTOINCREMENT`), with an index on `at`; each row names its room's push
+/// before it (`prev`) and `room_head.last` names the room's newest, so a room is read back along
+/// that chain. SQLite writes every page a commit touches whole to its WAL: a change reaching
+/// hundreds of rooms then dirties a few pages at the log's end, where a table keyed by room
+/// dirtied one per room (see `RoomLogRows.append`). PostgreSQL logs rows, not pages, and keeps
+/// the keyed table.
 public enum RoomLogSchema {
     /// The width of one PostgreSQL partition of `room_log`, in seconds.
     public static let partitionSeconds = 300.0
@@ -47,6 +55,26 @@ public enum RoomLogSchema {
                     END IF;
                     RETURN 1;
                 END'
+                """)
+        }
+        migrator.registerMigration("rooms.v3") { db in
+            guard db.dialect == .sqlite else { return }
+            // The log kept so far, room by room: each room's rows get consecutive ids, so a row's
+            // `prev` is the one before it when that is the same room's previous seq.
+            try db.execute(sql: """
+                CREATE TABLE room_log_chained (id INTEGER PRIMARY KEY AUTOINCREMENT, room TEXT NOT NULL, seq INTEGER NOT NULL,
+                                               prev INTEGER, at REAL NOT NULL, payload BLOB NOT NULL, translated BLOB);
+                INSERT INTO room_log_chained (room, seq, at, payload, translated)
+                    SELECT room, seq, at, payload, translated FROM room_log ORDER BY room, seq;
+                UPDATE room_log_chained SET prev = id - 1 WHERE EXISTS (
+                    SELECT 1 FROM room_log_chained p WHERE p.id = room_log_chained.id - 1
+                    AND p.room = room_log_chained.room AND p.seq = room_log_chained.seq - 1);
+                ALTER TABLE room_head ADD COLUMN last INTEGER;
+                UPDATE room_head SET last = m.id FROM (SELECT room, max(id) AS id FROM room_log_chained GROUP BY room) AS m
+                    WHERE m.room = room_head.room;
+                DROP TABLE room_log;
+                ALTER TABLE room_log_chained RENAME TO room_log;
+                CREATE INDEX room_log_at ON room_log (at)
                 """)
         }
     }

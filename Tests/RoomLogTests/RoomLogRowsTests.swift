@@ -223,6 +223,64 @@ final class RoomLogRowsTests: XCTestCase {
         XCTAssertEqual(got17, [:])
     }
 
+    func testRoomsWrittenInTurnAreEachReadBackWhole() async throws {
+        // Changes that reach several rooms at once (a corridor item): each room's pushes are
+        // found again among the others', in order, after any seq.
+        let names = ["route:a", "route:b", "route:c"]
+        var writers: [String: StagedRoom] = [:]
+        for name in names { writers[name] = StagedRoom(name: name, head: try await head(name)) }
+        for step in 0..<20 {
+            var change: [[LoggedPush]] = []
+            for name in names where step % (names.firstIndex(of: name)! + 1) == 0 {
+                writers[name]!.stage(FeedEvent.said, data: .object([("step", .int(step))]), at: 1000 + Double(step))
+                change.append(writers[name]!.take())
+            }
+            let pushes = change
+            try await store.write { db in for room in pushes { try RoomLogRows.append(room, db) } }
+        }
+        for (i, name) in names.enumerated() {
+            let epoch = writers[name]!.epoch
+            let steps = Array(stride(from: 0, to: 20, by: i + 1))
+            let all = try await read(name, epoch: epoch)
+            XCTAssertEqual(all.map(\.seq), (1...UInt64(steps.count)).map { $0 }, name)
+            XCTAssertEqual(all.map(\.at), steps.map { 1000 + Double($0) }, name)
+            let tail = try await read(name, epoch: epoch, after: 3, limit: 2)
+            XCTAssertEqual(tail.map(\.seq), [4, 5], name)
+        }
+    }
+
+    func testALogWrittenBeforeTheChainIsReadAndContinued() async throws {
+        // A database as `rooms.v2` left it (rows keyed by room and seq), moved to `rooms.v3`.
+        store.close()
+        try FileManager.default.removeItem(atPath: directory)
+        var all = SQLMigrations()
+        RoomLogSchema.migrations(&all)
+        store = try Store(configuration: Store.Configuration(directory: directory), migrations: all.upTo("rooms.v2"))
+        let a = try await head("venue:a"), b = try await head("venue:b")
+        try await store.write { db in
+            for (room, seqs) in [("venue:a", 1...3), ("venue:b", 1...2)] {
+                for seq in seqs {
+                    try db.execute(sql: "INSERT INTO room_log (room, seq, at, payload) VALUES (?, ?, ?, ?)",
+                                   arguments: [room, Int64(seq), 100 + Double(seq), Array("\(room) \(seq)".utf8)])
+                }
+            }
+            try db.execute(sql: "UPDATE room_head SET seq = 3 WHERE room = 'venue:a'")
+            try db.execute(sql: "UPDATE room_head SET seq = 2 WHERE room = 'venue:b'")
+        }
+        store.close()
+        store = try Store(configuration: Store.Configuration(directory: directory), migrations: all)
+
+        let oldA = try await read("venue:a", epoch: a.epoch)
+        XCTAssertEqual(oldA.map { String(decoding: $0.message.payload, as: UTF8.self) }, ["venue:a 1", "venue:a 2", "venue:a 3"])
+        let oldB = try await read("venue:b", epoch: b.epoch, after: 1)
+        XCTAssertEqual(oldB.map(\.seq), [2])
+        try await append(staged("venue:a", after: RoomHead(seq: 3, epoch: a.epoch), count: 2))
+        let continued = try await read("venue:a", epoch: a.epoch, after: 2)
+        XCTAssertEqual(continued.map(\.seq), [3, 4, 5])
+        let got = try await heads(["venue:a", "venue:b"])
+        XCTAssertEqual(got, ["venue:a": RoomHead(seq: 5, epoch: a.epoch), "venue:b": RoomHead(seq: 2, epoch: b.epoch)])
+    }
+
     // MARK: Epochs
 
     func testRenewEpochChangesTheEpochAndKeepsTheSeq() async throws {

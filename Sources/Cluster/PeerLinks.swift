@@ -136,20 +136,11 @@ public actor PeerLink: PeerNode {
 
     public func http(method: String, target: String, headers: [(name: String, value: String)], body: [UInt8]) async throws(ProtocolError)
         -> DomainSeam.HTTPResponse {
-        let r = try await ask(ClusterOp.http, ["method": .string(method), "target": .string(target),
-                                               "headers": .array(headers.map { .array([.string($0.name), .string($0.value)]) }),
-                                               "body": .string(Data(body).base64EncodedString())], user: nil)
-        guard case .int(let status)? = r["status"], case .string(let type)? = r["contentType"], case .string(let text)? = r["body"],
-              let bytes = Data(base64Encoded: text) else {
+        let r = try await ask(ClusterOp.http, ForwardedHTTP.arguments(method: method, target: target, headers: headers, body: body), user: nil)
+        guard let response = ForwardedHTTP.response(r) else {
             throw ProtocolError(.internal, "a node answered a forwarded request without a response")
         }
-        var headers: [(String, String)] = []
-        if case .array(let pairs)? = r["headers"] {
-            for case .array(let pair) in pairs where pair.count == 2 {
-                if case .string(let name) = pair[0], case .string(let value) = pair[1] { headers.append((name, value)) }
-            }
-        }
-        return DomainSeam.HTTPResponse(status: status, contentType: type, body: [UInt8](bytes), headers: headers)
+        return response
     }
 
     /// Runs one of the cluster's own requests there and returns its result (its error, thrown).
@@ -197,8 +188,7 @@ public enum ClusterOp {
     public static let snapshot = "cluster.snapshot"
     /// `{room}`: a member resumed the room from the log on the asking node (`{}`).
     public static let resumed = "cluster.resumed"
-    /// `{method, target, headers: [[name, value]], body: base64}`: an operator request to an
-    /// endpoint homed there (`{status, contentType, headers, body: base64}`).
+    /// An operator request to an endpoint homed there, and its response (`ForwardedHTTP`).
     public static let http = "cluster.http"
 }
 

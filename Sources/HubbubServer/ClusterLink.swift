@@ -94,24 +94,13 @@ actor LinkSession: SessionControl {
     /// come here (that node checked the operator key); its response goes back whole.
     private func serveHTTP(_ args: Args) async throws(ProtocolError) -> JSON {
         let method = try args.string("method", maxLength: 16), target = try args.string("target", maxLength: 8192)
-        guard case .string(let text)? = args.value["body"], let body = Data(base64Encoded: text) else {
-            throw .badRequest("field body must be base64")
-        }
-        var headers: [(name: String, value: String)] = []
-        if case .array(let pairs)? = args.value["headers"] {
-            for case .array(let pair) in pairs where pair.count == 2 {
-                if case .string(let name) = pair[0], case .string(let value) = pair[1] { headers.append((name, value)) }
-            }
-        }
+        let (headers, body) = try ForwardedHTTP.request(args)
         let path = String(target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
         guard let (endpoint, parameters) = context.registry.endpoints.lazy.compactMap({ e in e.match(path).map { (e, $0) } })
             .first(where: { $0.0.method == method }) else { throw .notFound("no endpoint \(method) \(path)") }
         if let home = endpoint.home { try await requireHere(home) }
-        let request = HTTPRequest(method: method, target: target, parameters: parameters, headers: headers, body: RequestBody([UInt8](body)))
-        let response = await endpoint.handle(request)
-        return ["status": .int(response.status), "contentType": .string(response.contentType),
-                "headers": .array(response.headers.map { .array([.string($0.0), .string($0.1)]) }),
-                "body": .string(Data(response.body).base64EncodedString())]
+        let request = HTTPRequest(method: method, target: target, parameters: parameters, headers: headers, body: RequestBody(body))
+        return ForwardedHTTP.json(await endpoint.handle(request))
     }
 
     /// A room that moved to another node since the forwarding node looked is refused (it asks again).

@@ -26,6 +26,20 @@ public struct HTTPEndpoint: Sendable {
         return endpoint
     }
 
+    /// This endpoint, served once `step` passes (a domain making its memory current first); while
+    /// `step` throws, the request gets 503 with its message and `Retry-After`, its body unread.
+    public func preceded(by step: @escaping @Sendable () async throws(ProtocolError) -> Void) -> HTTPEndpoint {
+        var endpoint = self
+        let handle = self.handle
+        endpoint.handle = { request in
+            do throws(ProtocolError) { try await step() } catch {
+                return .error(503, error.message, headers: [("Retry-After", "1")])
+            }
+            return await handle(request)
+        }
+        return endpoint
+    }
+
     public init(_ method: String, _ path: String, maxBodyBytes: Int, handle: @escaping @Sendable (HTTPRequest) async -> HTTPResponse) {
         self.method = method
         self.path = path

@@ -88,6 +88,18 @@ public struct Op: Sendable {
         return op
     }
 
+    /// This op, run once `step` passes (a domain making its memory current first); a `step` that
+    /// throws answers for the op.
+    public func preceded(by step: @escaping @Sendable () async throws(ProtocolError) -> Void) -> Op {
+        let handler = self.handler
+        var op = Op(name: name, rateClass: rateClass, access: access) { args, call throws(ProtocolError) in
+            try await step()
+            return try await handler(args, call)
+        }
+        op.home = home
+        return op
+    }
+
     /// Runs the op (the core has checked access and the rate limit).
     public func run(_ args: Args, _ call: OpCall) async throws(ProtocolError) -> OpOutcome {
         try await handler(args, call)

@@ -25,9 +25,8 @@ public final class Catalog: Sendable {
 
     /// The catalog as the store holds it now, recommendations included (this node took tonight's
     /// lease: another node's feeds changed it meanwhile).
-    func reload(from store: Store) throws {
-        let stored = try store.readNow { db in try CatalogRows.all(db) }
-        let recommendations = try store.readNow { db in try CatalogRows.recommendations(db) }
+    func reload(from store: Store) async throws {
+        let (stored, recommendations) = try await store.read { db in (try CatalogRows.all(db), try CatalogRows.recommendations(db)) }
         var fresh = EventCatalog(rules: rules, stored: stored)
         for (artist, list) in recommendations { fresh.setRecommendations(list, of: artist) }
         state.withLock { $0 = fresh }

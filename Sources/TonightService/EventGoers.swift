@@ -39,16 +39,15 @@ public final class EventGoers: Sendable {
     let logger: Logger
     private let state: Mutex<State>
 
-    init(catalog: Catalog, store: Store, feed: RoomFeed, clock: WallClock, configuration: Configuration, logger: Logger) throws {
+    /// Empty: `reload` reads everyone's state (before first use, on the node holding tonight's lease).
+    init(catalog: Catalog, store: Store, feed: RoomFeed, clock: WallClock, configuration: Configuration, logger: Logger) {
         self.catalog = catalog
         self.store = store
         self.feed = feed
         self.clock = clock
         self.configuration = configuration
         self.logger = logger
-        var s = State()
-        for g in try store.readNow({ db in try GoerRows.all(db) }) { s.audience.update(g) }
-        state = Mutex(s)
+        state = Mutex(State())
     }
 
     /// The actor of `user` (made on first use, holding their indexed state).
@@ -69,9 +68,9 @@ public final class EventGoers: Sendable {
 
     /// Every user's state as the store has it now (this node just took the lease: another node
     /// changed it meanwhile); their actors are made again when needed.
-    func reload() throws {
+    func reload() async throws {
         var fresh = State()
-        for g in try store.readNow({ db in try GoerRows.all(db) }) { fresh.audience.update(g) }
+        for g in try await store.read({ db in try GoerRows.all(db) }) { fresh.audience.update(g) }
         state.withLock { $0 = fresh }
     }
 
@@ -240,12 +239,14 @@ public final class EventGoers: Sendable {
 /// (`GoerStreamLog`), their snapshot taken on the node holding tonight's lease.
 struct UserRooms: LoggedRoomDirectory {
     let goers: EventGoers
-    /// This node took tonight's lease: what it holds in memory is reloaded.
+    let memory: ReloadGate
+    /// This node took tonight's lease: what it holds in memory is to be reloaded.
     let onAcquired: @Sendable () -> Void
     var prefix: String { "user" }
 
     func snapshot(_ id: String, for user: String) async throws(ProtocolError) -> RoomSnapshot {
         try authorize(id, for: user)
+        try await memory.ready()
         return try await goers.actor(for: user).snapshot()
     }
 

@@ -115,11 +115,14 @@ final class EventRooms: LoggedRoomDirectory {
     let feed: RoomFeed
     let clock: WallClock
     let idleSeconds: Double
+    /// Made current before a snapshot (this node may have just taken tonight's lease).
+    let memory: ReloadGate
     let logger: Logger
     private let actors = Mutex<[String: EventRoomActor]>([:])
 
-    init(catalog: Catalog, store: Store, feed: RoomFeed, clock: WallClock, idleSeconds: Double, logger: Logger) {
+    init(catalog: Catalog, store: Store, feed: RoomFeed, clock: WallClock, idleSeconds: Double, memory: ReloadGate, logger: Logger) {
         self.logger = logger
+        self.memory = memory
         self.catalog = catalog
         self.store = store
         self.feed = feed
@@ -130,6 +133,7 @@ final class EventRooms: LoggedRoomDirectory {
     var prefix: String { "event" }
 
     func snapshot(_ id: String, for user: String) async throws(ProtocolError) -> RoomSnapshot {
+        try await memory.ready()
         guard catalog.event(id) != nil else { throw .notFound("no event \(id)") }
         return try await actor(for: id).snapshot()
     }

@@ -64,10 +64,10 @@ public struct TonightDomain: Domain {
     private let affinity: AffinityIngest
     private let settings: SettingValues
     private let capabilities: Capabilities
-    private let store: Store
-    private let logger: Logger
     /// Set when this node takes tonight's lease: feed changes nobody was told of are told at the next tick.
     private let untold = TakeOverFlag(set: true)
+    /// The catalog and event-goers, reloaded before their next use when this node takes the lease.
+    private let memory: ReloadGate
 
     public init(context: DomainContext) throws {
         let s = context.settings
@@ -78,21 +78,31 @@ public struct TonightDomain: Domain {
         }
         rules.defaultZone = zone
         rules.defaultZoneName = s[Self.defaultTimeZone]
-        catalog = Catalog(rules: rules, stored: try context.store.readNow { db in try CatalogRows.all(db) })
-        for (artist, list) in try context.store.readNow({ db in try CatalogRows.recommendations(db) }) {
-            catalog.setRecommendations(list, of: artist)
-        }
+        // Empty until first used on the node holding tonight's lease (`memory`): the others never read it.
+        let catalog = Catalog(rules: rules)
+        self.catalog = catalog
         var configuration = EventGoers.Configuration()
         configuration.reminderSeconds = Double(s[Self.reminderMinutes]) * 60
         configuration.announceSeconds = Double(s[Self.announceDays]) * 86_400
         configuration.history = Room.HistoryLimits(count: s[Self.userHistoryCount], maxAgeSeconds: Double(s[Self.userHistoryHours]) * 3_600,
                                                    maxBytes: 1 << 20)
         configuration.idleSeconds = Double(s[Self.idleSeconds])
-        let goers = try EventGoers(catalog: catalog, store: context.store, feed: context.feed, clock: context.clock,
+        let goers = EventGoers(catalog: catalog, store: context.store, feed: context.feed, clock: context.clock,
                                    configuration: configuration, logger: context.logger)
         self.goers = goers
+        let store = context.store, logger = context.logger
+        memory = ReloadGate("tonight's catalog and event-goers", stale: true) {
+            do {
+                try await catalog.reload(from: store)
+                try await goers.reload()
+                return true
+            } catch {
+                logger.error("tonight: could not reload the catalog and event-goers", metadata: ["error": "\(error)"])
+                return false
+            }
+        }
         let rooms = EventRooms(catalog: catalog, store: context.store, feed: context.feed, clock: context.clock,
-                               idleSeconds: Double(s[Self.idleSeconds]), logger: context.logger)
+                               idleSeconds: Double(s[Self.idleSeconds]), memory: memory, logger: context.logger)
         eventRooms = rooms
         var ingest = EventFeedIngest(catalog: catalog, store: context.store, maxBodyBytes: s[Self.maxFeedBytes])
         ingest.batch = s[Self.ingestBatch]
@@ -103,8 +113,6 @@ public struct TonightDomain: Domain {
         self.affinity = affinity
         settings = s
         capabilities = context.capabilities
-        store = context.store
-        logger = context.logger
         context.capabilities.resolve(ClusterEvents.self)?.subscribe(Self.erasedTopic) { data in
             if case .string(let user)? = data["user"] { goers.forget(user) }
         }
@@ -112,20 +120,15 @@ public struct TonightDomain: Domain {
 
     /// Feeds change the catalog and tell users: served by tonight's node.
     public var endpoints: [HTTPEndpoint] {
-        [ingest.endpoint.homed(Self.home), affinity.endpoint.homed(Self.home),
-         eventRooms.liveEndpoint(maxBodyBytes: settings[Self.maxLiveBytes])]
+        [ingest.endpoint, affinity.endpoint].map { $0.homed(Self.home).preceded(by: memory.ready) }
+            + [eventRooms.liveEndpoint(maxBodyBytes: settings[Self.maxLiveBytes]).preceded(by: memory.ready)]
     }
 
     public var loggedRooms: [any LoggedRoomDirectory] {
-        let catalog = self.catalog, goers = self.goers, rooms = eventRooms, store = self.store, logger = self.logger, untold = self.untold
-        return [UserRooms(goers: goers) {
+        let goers = self.goers, rooms = eventRooms, untold = self.untold, memory = self.memory
+        return [UserRooms(goers: goers, memory: memory) {
                     // This node took tonight's lease: another node may have changed everything meanwhile.
-                    do {
-                        try catalog.reload(from: store)
-                        try goers.reload()
-                    } catch {
-                        logger.error("tonight: could not reload the catalog and event-goers", metadata: ["error": "\(error)"])
-                    }
+                    memory.invalidate()
                     rooms.dropAll()
                     untold.set()
                 },
@@ -133,12 +136,13 @@ public struct TonightDomain: Domain {
     }
 
     public var services: [any Service] {
-        let goers = self.goers, rooms = eventRooms, capabilities = self.capabilities, untold = self.untold
+        let goers = self.goers, rooms = eventRooms, capabilities = self.capabilities, untold = self.untold, memory = self.memory
         // Tonight's clock, on the node holding its lease: when it takes the lease (at start, on one
         // node), feed changes nobody was told of before a stop; then a tick (reminders that fell due
         // while no node ran it, events already in tonight's window).
         return [Periodic(every: Double(settings[Self.tickSeconds])) { _ in
                     guard await capabilities.resolve(LoggedRooms.self)?.holds(Self.home) ?? true else { return }
+                    do { try await memory.ready() } catch { return }
                     if untold.take() { await goers.tellPending(rooms: rooms) }
                     await goers.tick()
                 },
@@ -163,7 +167,10 @@ public struct TonightDomain: Domain {
     static let erasedTopic = "tonight.erased"
 
     /// Every tonight op reads or changes the catalog or an event-goer: run on tonight's node.
-    public var ops: [Op] { TonightOps(catalog: catalog, goers: goers, settings: settings).all.map { $0.homed { _ in Self.home } } }
+    public var ops: [Op] {
+        let memory = self.memory
+        return TonightOps(catalog: catalog, goers: goers, settings: settings).all.map { $0.homed { _ in Self.home }.preceded(by: memory.ready) }
+    }
 }
 
 /// A setting the domain cannot work with (beyond its range checks).

@@ -210,4 +210,48 @@ final class DomainSeamTests: XCTestCase {
         XCTAssertEqual(r.path, "/api/x")
         XCTAssertEqual(r.query, ["feed": "gvb", "empty": "", "a b": "c d"])
     }
+
+    func testAReloadGateLoadsOnceForConcurrentCallersAndAgainAfterATakeOver() async throws {
+        let loads = Mutex(0)
+        let gate = ReloadGate("test memory", stale: true) {
+            loads.withLock { $0 += 1 }
+            try? await Task.sleep(for: .milliseconds(50))
+            return true
+        }
+        await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<20 { group.addTask { try await gate.ready() } }
+        }
+        XCTAssertEqual(loads.withLock { $0 }, 1, "twenty callers wait for one load")
+        try await gate.ready()
+        XCTAssertEqual(loads.withLock { $0 }, 1, "current memory is not loaded again")
+        gate.invalidate()
+        try await gate.ready()
+        XCTAssertEqual(loads.withLock { $0 }, 2, "taking the lease again reloads")
+    }
+
+    func testAReloadThatFailsAnswersUnavailableAndIsTriedAgain() async throws {
+        let outcomes = Mutex([false, true])
+        let gate = ReloadGate("test memory", stale: true) { outcomes.withLock { $0.removeFirst() } }
+        do {
+            try await gate.ready()
+            XCTFail("a failed reload let the caller through")
+        } catch {
+            XCTAssertEqual(error.code, .unavailable)
+            XCTAssertTrue(error.message.contains("test memory"), error.message)
+        }
+        try await gate.ready()
+        XCTAssertTrue(outcomes.withLock { $0.isEmpty }, "the next caller reloaded")
+    }
+
+    func testAGatedEndpointAnswers503UntilTheReloadSucceeds() async throws {
+        let ok = Mutex(false)
+        let gate = ReloadGate("test memory", stale: true) { ok.withLock { $0 } }
+        let endpoint = HTTPEndpoint("POST", "/api/x", maxBodyBytes: 10) { _ in .json(200, ["done": true]) }.preceded(by: gate.ready)
+        let refused = await endpoint.handle(HTTPRequest(method: "POST", target: "/api/x", body: RequestBody([])))
+        XCTAssertEqual(refused.status, 503)
+        XCTAssertTrue(refused.headers.contains { $0.0 == "Retry-After" })
+        ok.withLock { $0 = true }
+        let served = await endpoint.handle(HTTPRequest(method: "POST", target: "/api/x", body: RequestBody([])))
+        XCTAssertEqual(served.status, 200)
+    }
 }

@@ -36,13 +36,15 @@ public struct RoomLogFollower: Service {
                         let behind = await feed.catchUpAll()
                         if behind > 0 { logger.info("room log: caught up after (re)connecting", metadata: ["rooms": "\(behind)"]) }
                     }, received: { text in
-                        guard let note = RoomNotification(text: text) else {
+                        guard let notes = RoomNotification.all(in: text) else {
                             logger.warning("room log: a notification that is not one", metadata: ["text": "\(text.prefix(80))"])
                             return
                         }
-                        notifications.increment()
-                        if note.at > 0 { lag.recordSeconds(max(0, Date().timeIntervalSince1970 - note.at)) }
-                        feed.notice(note)
+                        for note in notes {
+                            notifications.increment()
+                            if note.at > 0 { lag.recordSeconds(max(0, Date().timeIntervalSince1970 - note.at)) }
+                            feed.notice(note)
+                        }
                     })
                 } catch {
                     if Task.isCancelled { break }

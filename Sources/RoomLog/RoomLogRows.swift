@@ -58,21 +58,58 @@ public enum RoomLogRows {
     /// wait for it, and the change fails with SQLSTATE `RoomLogSchema.fencedState` when its
     /// statements are answered.
     public static func append(_ pushes: [LoggedPush], _ db: any SQLDatabase) throws {
-        guard let first = pushes.first, let last = pushes.last else { return }
-        precondition(pushes.allSatisfy { $0.room == first.room && $0.epoch == first.epoch }, "one room's pushes per append")
-        let expected = RoomHead(seq: first.seq - 1, epoch: first.epoch)
+        try append(rooms: [pushes], db)
+    }
+
+    /// `append` for many rooms' pushes at once (each list one room's, as `append` takes them, each
+    /// room once): a change that reaches hundreds of rooms (an intel item in every corridor it lies
+    /// in). On PostgreSQL its heads move in one statement (`hubbub_rooms_advance`), its rows go in
+    /// multi-row inserts and its notifications are packed into as few as fit, where a statement
+    /// per room (each planned anew inside the group's `DO` block) cost milliseconds per change.
+    public static func append(rooms: [[LoggedPush]], _ db: any SQLDatabase) throws {
+        let rooms = rooms.filter { !$0.isEmpty }
+        guard !rooms.isEmpty else { return }
+        for pushes in rooms {
+            precondition(pushes.allSatisfy { $0.room == pushes[0].room && $0.epoch == pushes[0].epoch }, "one room's pushes per list")
+        }
         switch db.dialect {
         case .sqlite:
-            try appendChained(pushes, after: expected, db)
+            for pushes in rooms { try appendChained(pushes, after: RoomHead(seq: pushes[0].seq - 1, epoch: pushes[0].epoch), db) }
         case .postgres:
-            try db.execute(sql: "SELECT hubbub_room_advance(?, ?, ?, ?)",
-                           arguments: [first.room, Int64(expected.seq), expected.epoch, Int64(last.seq)])
-            let insert = try db.cachedStatement(sql: "INSERT INTO room_log (room, seq, at, payload, translated) VALUES (?, ?, ?, ?, ?)")
-            for push in pushes {
-                try insert.execute(arguments: [push.room, Int64(push.seq), push.at, Data(push.message.payload), translatedColumn(push)])
+            try advance(rooms, db)
+            let rows = rooms.flatMap { $0 }
+            for start in stride(from: 0, to: rows.count, by: insertChunk) {
+                let chunk = rows[start..<min(start + insertChunk, rows.count)]
+                var arguments: [SQLValue] = []
+                arguments.reserveCapacity(chunk.count * 5)
+                for push in chunk {
+                    arguments += [.text(push.room), .integer(Int64(push.seq)), .real(push.at), .blob(push.message.payload),
+                                  push.translated.isEmpty ? .null : .blob(encode(push.translated))]
+                }
+                let values = Array(repeating: "(?, ?, ?, ?, ?)", count: chunk.count).joined(separator: ", ")
+                try db.execute(sql: "INSERT INTO room_log (room, seq, at, payload, translated) VALUES \(values)", arguments: SQLArguments(arguments))
             }
-            try notify(pushes, db)
+            try notify(rooms: rooms, db)
         }
+    }
+
+    /// Rows per multi-row insert on PostgreSQL (five values each).
+    static let insertChunk = 200
+
+    /// PostgreSQL: moves each room's head from its first push's seq − 1 to its last, fenced as
+    /// `append` says: one room through `hubbub_room_advance`, several through
+    /// `hubbub_rooms_advance` with their moves as JSON (`[{"r", "f", "e", "t"}]`).
+    private static func advance(_ rooms: [[LoggedPush]], _ db: any SQLDatabase) throws {
+        if rooms.count == 1, let first = rooms[0].first, let last = rooms[0].last {
+            try db.execute(sql: "SELECT hubbub_room_advance(?, ?, ?, ?)",
+                           arguments: [first.room, Int64(first.seq - 1), first.epoch, Int64(last.seq)])
+            return
+        }
+        let moves: JSON = .array(rooms.map { pushes in
+            ["r": .string(pushes[0].room), "f": .int(Int(pushes[0].seq - 1)), "e": .string(pushes[0].epoch),
+             "t": .int(Int(pushes[pushes.count - 1].seq))]
+        })
+        try db.execute(sql: "SELECT hubbub_rooms_advance(?)", arguments: [moves.encoded])
     }
 
     /// SQLite's append: the rows go to the end of the log (an ever-growing row id), each naming
@@ -103,8 +140,14 @@ public enum RoomLogRows {
     /// transaction commits; nothing on SQLite (one node). `append` does it; a domain that logs a
     /// room's pushes in a table of its own (`LoggedRoomDirectory.source`) calls it itself.
     public static func notify(_ pushes: [LoggedPush], _ db: any SQLDatabase) throws {
-        if db.dialect == .postgres, let note = RoomNotification(pushes) {
-            try db.execute(sql: "SELECT pg_notify(?, ?)", arguments: [RoomNotification.channel, note.text])
+        try notify(rooms: [pushes], db)
+    }
+
+    /// `notify` for many rooms' pushes, packed into as few notifications as fit.
+    static func notify(rooms: [[LoggedPush]], _ db: any SQLDatabase) throws {
+        guard db.dialect == .postgres else { return }
+        for text in RoomNotification.packed(rooms.compactMap(RoomNotification.init)) {
+            try db.execute(sql: "SELECT pg_notify(?, ?)", arguments: [RoomNotification.channel, text])
         }
     }
 

@@ -77,6 +77,40 @@ public enum RoomLogSchema {
                 CREATE INDEX room_log_at ON room_log (at)
                 """)
         }
+        manyRoomsMigration(&migrator)
+    }
+
+    /// PostgreSQL: many rooms' heads moved in one statement (`RoomLogRows.append(rooms:)`), each
+    /// fenced as `hubbub_room_advance` fences one; the first stale room is named in the error.
+    static func manyRoomsMigration(_ migrator: inout SQLMigrations) {
+        migrator.registerMigration("rooms.v4") { db in
+            guard db.dialect == .postgres else { return }
+            try db.execute(sql: """
+                CREATE OR REPLACE FUNCTION hubbub_rooms_advance(spec TEXT) RETURNS INTEGER
+                LANGUAGE plpgsql AS '
+                DECLARE
+                    moved INTEGER;
+                    stale RECORD;
+                BEGIN
+                    SELECT m.r, m.f, m.e INTO stale FROM jsonb_to_recordset(spec::jsonb) AS m(r TEXT, f BIGINT, e TEXT, t BIGINT)
+                        LEFT JOIN room_head h ON h.room = m.r AND h.seq = m.f AND h.epoch = m.e
+                        WHERE h.room IS NULL LIMIT 1;
+                    IF FOUND THEN
+                        RAISE EXCEPTION ''room % moved on from seq % in epoch %: its writer is stale'', stale.r, stale.f, stale.e
+                            USING ERRCODE = ''\(fencedState)'';
+                    END IF;
+                    UPDATE room_head h SET seq = m.t
+                        FROM jsonb_to_recordset(spec::jsonb) AS m(r TEXT, f BIGINT, e TEXT, t BIGINT)
+                        WHERE h.room = m.r AND h.seq = m.f AND h.epoch = m.e;
+                    GET DIAGNOSTICS moved = ROW_COUNT;
+                    IF moved <> jsonb_array_length(spec::jsonb) THEN
+                        RAISE EXCEPTION ''% of % rooms moved on meanwhile: their writer is stale'', jsonb_array_length(spec::jsonb) - moved,
+                            jsonb_array_length(spec::jsonb) USING ERRCODE = ''\(fencedState)'';
+                    END IF;
+                    RETURN moved;
+                END'
+                """)
+        }
     }
 
     /// The SQLSTATE `hubbub_room_advance` fails with when the head is not where its writer believed.

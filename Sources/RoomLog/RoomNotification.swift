@@ -7,6 +7,8 @@ import WebSocket
 ///
 /// The text is `room TAB epoch TAB first TAB last TAB at`, then for each push carried, the record
 /// separator U+001E and its JSON text (JSON text never holds an unescaped control character).
+/// One NOTIFY may carry several rooms' notifications (a change that reached many rooms), separated
+/// by the group separator U+001D (`packed`, `all(in:)`).
 public struct RoomNotification: Sendable, Equatable {
     public static let channel = "hubbub_rooms"
     /// Most bytes a notification's text takes (PostgreSQL refuses 8,000 and more).
@@ -57,6 +59,32 @@ public struct RoomNotification: Sendable, Equatable {
               let at = Double(fields[4]) else { return nil }
         guard parts.isEmpty || parts.count == Int(last - first + 1) else { return nil }
         self.init(room: fields[0], epoch: fields[1], first: first, last: last, at: at, payloads: parts.map { Array($0) })
+    }
+
+    /// `notes` in as few texts as fit under `maxBytes`, each note whole, in order.
+    public static func packed(_ notes: [RoomNotification]) -> [String] {
+        var texts: [String] = [], current: [UInt8] = []
+        for note in notes {
+            let text = Array(note.text.utf8)
+            if !current.isEmpty && current.count + 1 + text.count > maxBytes {
+                texts.append(String(decoding: current, as: UTF8.self))
+                current = []
+            }
+            if !current.isEmpty { current.append(0x1D) }
+            current += text
+        }
+        if !current.isEmpty { texts.append(String(decoding: current, as: UTF8.self)) }
+        return texts
+    }
+
+    /// Every notification a NOTIFY's text holds, in order; nil if any part is not one.
+    public static func all(in text: String) -> [RoomNotification]? {
+        var notes: [RoomNotification] = []
+        for part in Array(text.utf8).split(separator: 0x1D, omittingEmptySubsequences: false) {
+            guard let note = RoomNotification(text: String(decoding: part, as: UTF8.self)) else { return nil }
+            notes.append(note)
+        }
+        return notes
     }
 
     /// The pushes carried, if any.

@@ -389,7 +389,7 @@ public actor IntelHub {
         let outcome: Result<Void, Error> = await withCheckedContinuation { done in
             store.submit({ db in
                 try change(db)
-                for room in pushes { try RoomLogRows.append(room, db) }
+                try RoomLogRows.append(rooms: pushes, db)
             }) { outcome in
                 if case .success = outcome, let feed { feed.deliver(pushes.flatMap { $0 }) }
                 done.resume(returning: outcome)

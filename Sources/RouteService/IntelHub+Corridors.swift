@@ -22,7 +22,7 @@ extension IntelHub {
     /// the answer until they are delivered). A private corridor is `not_found` to everyone but its
     /// owner.
     func snapshot(_ id: String, for user: String, view: CorridorView, language: String?) async throws(ProtocolError) -> RoomSnapshot {
-        current()
+        try current()
         try await load([id])
         guard let found = corridors.byID[id], found.owner.map({ $0.user == user }) ?? true else { throw .notFound("no corridor \(id)") }
         let now = Date().timeIntervalSince1970
@@ -38,7 +38,7 @@ extension IntelHub {
     /// new epoch if it was not, so the resume gives way to a snapshot: pushes it missed while it
     /// was not live were never made).
     func resumed(_ id: String) async throws(ProtocolError) {
-        current()
+        try current()
         try await load([id])
         guard corridors.byID[id] != nil else { throw .notFound("no corridor \(id)") }
         corridors.touch(id, at: Date().timeIntervalSince1970)
@@ -49,7 +49,7 @@ extension IntelHub {
     /// changes again. One refresh at a time: every caller waits for the one under way, so no
     /// change is decided before the corridors it concerns are live.
     func refresh(now: Double, window: Double) async {
-        current()
+        guard (try? current()) != nil else { return }
         if let running = refreshing {
             await running.value
             return

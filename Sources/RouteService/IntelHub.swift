@@ -116,29 +116,36 @@ public actor IntelHub {
     /// What this node holds may be stale (it just took the routes' lease): reload before the next call.
     public nonisolated func invalidate() { stale.set() }
 
-    /// Items and corridors as the store has them, when this node just took the lease.
-    func current() {
+    /// Items and corridors as the store has them, when this node just took the lease (or a write
+    /// failed). `unavailable` while they cannot be read: nobody is answered from items the store
+    /// may have moved past.
+    func current() throws(ProtocolError) {
         guard stale.take() else { return }
-        reload()
+        guard reload() else { throw ProtocolError(.unavailable, "the routes are reloading; try again") }
     }
 
     /// Before a change: what this node holds is current, and so are the live corridors (after a
     /// reload, those someone watches are loaded before any change is pushed, so none is missed).
-    func ready() async {
-        current()
+    func ready() async throws(ProtocolError) {
+        try current()
         guard corridorsUnknown, let rooms else { return }
         await refresh(now: Date().timeIntervalSince1970, window: rooms.directory.configuration.retireAfterSeconds)
     }
 
     /// Items as the store has them; every live corridor is dropped (the sweep, a subscriber or a
-    /// resume loads them again, each in a new epoch).
-    func reload() {
-        if let durable = try? Live(grid: configuration.grid, store: store, now: Date().timeIntervalSince1970) { live = durable } else {
-            stale.set() // the next call tries again
-        }
+    /// resume loads them again, each in a new epoch). False if the items could not be read: the
+    /// hub stays stale and the next call tries again.
+    @discardableResult
+    func reload() -> Bool {
         corridors = LiveCorridors(grid: configuration.grid)
         corridorsUnknown = true
         reloads += 1
+        guard let durable = try? Live(grid: configuration.grid, store: store, now: Date().timeIntervalSince1970) else {
+            stale.set()
+            return false
+        }
+        live = durable
+        return true
     }
 
     /// Live items (tests, metrics).
@@ -148,8 +155,8 @@ public actor IntelHub {
     /// When the next item falls due, if any.
     public var nextExpiry: Double? { live.expiry.next }
 
-    public func item(_ id: String) -> IntelItem? {
-        current()
+    public func item(_ id: String) throws(ProtocolError) -> IntelItem? {
+        try current()
         return live.items[id]
     }
 
@@ -165,7 +172,7 @@ public actor IntelHub {
     /// refused on its own (`at` out of range); the accepted ones are returned once all are durable.
     /// A failed write refuses the whole batch (`unavailable`): nothing of it was acknowledged.
     public func post(_ drafts: [(Draft, IntelItem.Author)], now: Double) async throws(ProtocolError) -> [Result<IntelItem, ProtocolError>] {
-        await ready()
+        try await ready()
         let names = await aliases(Set(drafts.compactMap { if case .user(let u) = $0.1 { u } else { nil } }))
         let results = drafts.map { draft, author in Result { () throws(ProtocolError) in try make(draft, by: author, now: now) } }
         let items = results.compactMap { try? $0.get() }
@@ -193,7 +200,7 @@ public actor IntelHub {
     /// A like by `user`: once, never their own; the item lives `ttlSeconds` from now. Returns the
     /// item as it now is, once durable.
     public func like(_ id: String, by user: String, now: Double) async throws(ProtocolError) -> IntelItem {
-        await ready()
+        try await ready()
         let names = await aliases(of: id)
         guard var item = live.items[id] else { throw .notFound("no live item \(id)") }
         do throws(IntelItem.Refusal) {
@@ -214,7 +221,7 @@ public actor IntelHub {
 
     /// A comment by `user` on a live item; returns the item as it now is, once durable.
     public func comment(_ id: String, by user: String, text: String, now: Double) async throws(ProtocolError) -> IntelItem {
-        await ready()
+        try await ready()
         let names = await aliases(of: id)
         guard var item = live.items[id] else { throw .notFound("no live item \(id)") }
         guard store.acceptsWrites else { throw ProtocolError(.unavailable, "too many changes are waiting to be written; try again") }
@@ -228,7 +235,7 @@ public actor IntelHub {
 
     /// Links two live items (each shows the other); returns both as they now are, once durable.
     public func link(_ id: String, to other: String, by user: String, now: Double) async throws(ProtocolError) -> (IntelItem, IntelItem) {
-        await ready()
+        try await ready()
         guard var a = live.items[id] else { throw .notFound("no live item \(id)") }
         guard var b = live.items[other] else { throw .notFound("no live item \(other)") }
         do throws(IntelItem.Refusal) {
@@ -252,8 +259,8 @@ public actor IntelHub {
     /// Live items in a box (`minLon > maxLon`: across the antimeridian) that happened between
     /// `since` and `until` and pass `filter`, newest first, at most `maxQueryResults`.
     public func query(minLat: Double, minLon: Double, maxLat: Double, maxLon: Double, since: Double?, until: Double?,
-                      filter: IntelFilter) -> (items: [IntelItem], truncated: Bool) {
-        current()
+                      filter: IntelFilter) throws(ProtocolError) -> (items: [IntelItem], truncated: Bool) {
+        try current()
         // Newest first from the index, which stops once it has enough (the filter looks at each candidate).
         let items = live.items
         let (ids, truncated) = live.index.newest(minLat: minLat, minLon: minLon, maxLat: maxLat, maxLon: maxLon, since: since ?? -.infinity,
@@ -294,7 +301,7 @@ public actor IntelHub {
     /// ends (or is ignored if it is not live). A failed write refuses the whole batch.
     public func apply(_ batch: [NamedItem], scope: String, ending: NamedEnding, now: Double) async throws(ProtocolError)
         -> (changes: [NamedChange], unchanged: Int) {
-        await ready()
+        try await ready()
         var changes: [NamedChange] = [], unchanged = 0
         var ended: [IntelItem] = [], seen = Set<String>()
         let ttl = configuration.ttlSeconds
@@ -365,7 +372,7 @@ public actor IntelHub {
     /// (written to their logs, and delivered once durable). Entries left behind by a like that
     /// postponed an item are dropped on the way.
     public func expire(now: Double) async -> [IntelItem] {
-        await ready()
+        guard (try? await ready()) != nil else { return [] } // the next run tries again
         var gone: [IntelItem] = []
         for (at, id) in live.expiry.due(now: now) {
             guard let item = live.items[id], item.expiresAt == at else { continue }

@@ -253,10 +253,10 @@ public struct RoutesDomain: Domain {
                 return .reply(["item": item.json(aliases: names)])
             }.homed { _ in Self.home },
             .user("intel.get", .read, ItemArgs.self) { c throws(ProtocolError) in
-                guard let item = await hub.item(c.args.item) else { throw .notFound("no live item \(c.args.item)") }
+                guard let item = try await hub.item(c.args.item) else { throw .notFound("no live item \(c.args.item)") }
                 let (comments, truncated) = try await hub.comments(of: item.id, limit: commentsShown)
                 var linked: [IntelItem] = []
-                for id in item.links { if let other = await hub.item(id) { linked.append(other) } }
+                for id in item.links { if let other = try await hub.item(id) { linked.append(other) } }
                 let names = await directory.aliases(([item] + linked).compactMap(\.user) + comments.compactMap(\.user))
                 let commentsJSON = comments.map { comment -> JSON in
                     ["by": comment.user.map { author($0, names) } ?? ["alias": "deleted user"], "text": .string(comment.text), "at": .double(comment.at)]
@@ -285,7 +285,7 @@ public struct RoutesDomain: Domain {
                 guard q.maxLat - q.minLat <= maxQueryDegrees, lonSpan <= maxQueryDegrees else {
                     throw .badRequest("the box may span at most \(maxQueryDegrees)° of latitude and of longitude")
                 }
-                let (items, truncated) = await hub.query(minLat: q.minLat, minLon: q.minLon, maxLat: q.maxLat, maxLon: q.maxLon,
+                let (items, truncated) = try await hub.query(minLat: q.minLat, minLon: q.minLon, maxLat: q.maxLat, maxLon: q.maxLon,
                                                          since: q.since, until: q.until, filter: q.filter)
                 let names = await directory.aliases(items.compactMap(\.user))
                 let reader = language(c.user)

@@ -27,6 +27,26 @@ final class IntelHubTests: XCTestCase {
     private let bridge = IntelHub.Draft(point: GeoPoint(41.0256, 28.9744), kind: .disruption, tags: ["Traffic"], modes: [.car],
                                         body: "Galata #köprü closed #trafik")
 
+    func testAHubThatCannotReloadAfterATakeOverAnswersUnavailableUntilItCan() async throws {
+        let s = try store(), now = Date().timeIntervalSince1970 // a reload reads the items live at the system's time
+        let h = try hub(s, ttl: 3600, now: now)
+        let item = try await h.post(bridge, by: .user("alice"), now: now)
+        // This node takes the lease while the items cannot be read.
+        try await s.write { db in try db.execute(sql: "ALTER TABLE intel_item RENAME TO intel_item_away") }
+        h.invalidate()
+        for attempt in ["like", "item"] {
+            do {
+                if attempt == "like" { _ = try await h.like(item.id, by: "bob", now: now + 1) } else { _ = try await h.item(item.id) }
+                XCTFail("\(attempt) answered from memory the store may have moved past")
+            } catch {
+                XCTAssertEqual(error.code, .unavailable, attempt)
+            }
+        }
+        try await s.write { db in try db.execute(sql: "ALTER TABLE intel_item_away RENAME TO intel_item") }
+        let liked = try await h.like(item.id, by: "bob", now: now + 2)
+        XCTAssertEqual(liked.likes, 1, "reloaded once the store could be read")
+    }
+
     func testAPostIsDurableWithItsTagsAndKarma() async throws {
         let s = try store()
         let h = try hub(s, now: 1000)
@@ -38,7 +58,7 @@ final class IntelHubTests: XCTestCase {
         let inside = await h.items(in: corridor).map(\.id)
         XCTAssertEqual(inside, [item.id])
         let again = try hub(s, now: 1001)
-        let restored = await again.item(item.id)
+        let restored = try await again.item(item.id)
         XCTAssertEqual(restored, item, "read back as it was acknowledged")
         let karma = try await s.read { db in try Int.fetchOne(db, sql: "SELECT points FROM karma WHERE user = 'alice'") }
         XCTAssertEqual(karma, 1)
@@ -59,13 +79,13 @@ final class IntelHubTests: XCTestCase {
         XCTAssertEqual(early, [])
         let due = await h.expire(now: 1015)
         XCTAssertEqual(due.map(\.id), [item.id])
-        let gone = await h.item(item.id)
+        let gone = try await h.item(item.id)
         XCTAssertNil(gone)
         let karma = try await s.read { db in try Int.fetchOne(db, sql: "SELECT points FROM karma WHERE user = 'alice'") }
         XCTAssertEqual(karma, 1 + 2, "one for sharing, two for the like")
         // After a restart the like still holds: the item's new expiry and its liker are durable.
         let again = try hub(s, now: 1011)
-        let restored = await again.item(item.id)
+        let restored = try await again.item(item.id)
         XCTAssertEqual(restored?.likedBy, ["bob"])
         XCTAssertEqual(restored?.expiresAt, 1015)
     }
@@ -81,7 +101,7 @@ final class IntelHubTests: XCTestCase {
         XCTAssertEqual(lb.links, [a.id])
         do { _ = try await h.link(b.id, to: a.id, by: "carol", now: 1004); XCTFail("linked twice") } catch { XCTAssertEqual(error.code, .conflict) }
         let again = try hub(s, ttl: 100, now: 1005)
-        let restored = await again.item(a.id)
+        let restored = try await again.item(a.id)
         XCTAssertEqual(restored?.comments, 1)
         XCTAssertEqual(restored?.links, [b.id])
         let comments = try await again.comments(of: a.id, limit: 200).comments

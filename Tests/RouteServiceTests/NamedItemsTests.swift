@@ -64,7 +64,7 @@ final class NamedItemsTests: XCTestCase {
 
         (changes, _) = try await h.apply([], scope: "gvb", ending: .listed(["a1", "never-seen"]), now: 1030)
         XCTAssertEqual(ids(changes), ["ended gvb/a1"], "a deletion ends it; one of an unknown alert is nothing")
-        let live = await h.item(item.id)
+        let live = try await h.item(item.id)
         XCTAssertNil(live)
     }
 
@@ -110,7 +110,7 @@ final class NamedItemsTests: XCTestCase {
         guard case .added(let item) = changes.first else { return XCTFail() }
         h = nil
         let again = try hub(s, now: 1001)
-        let restored = await again.item(item.id)
+        let restored = try await again.item(item.id)
         XCTAssertEqual(restored?.points, stops)
         XCTAssertEqual(restored?.translations, ["fi": "Raitiovaunu 5 myöhässä", "en": "Tram 5 delayed"])
         XCTAssertEqual(restored?.reference, "gvb/a1")

@@ -127,6 +127,9 @@ public struct HubbubConfiguration: Sendable, Equatable {
         /// The writer's page cache, in KiB: bulk writes (a feed's ingest) touch many pages, and a
         /// page evicted between two transactions is read back and written again.
         public var writerCacheKiB = 32_768
+        /// How long SQLite waits for a lock another process holds on the database file (a backup,
+        /// an operator's `sqlite3`), in seconds, before the store answers an error.
+        public var busyTimeoutSeconds = 5
     }
 
     public struct TLS: Sendable, Equatable {
@@ -372,6 +375,7 @@ extension HubbubConfiguration {
         try v.int("storage.maxPendingWrites", &storage.maxPendingWrites, 1...10_000_000)
         try v.int("storage.maxReaders", &storage.maxReaders, 1...64)
         try v.int("storage.cacheKiB", &storage.cacheKiB, 64...(1 << 20))
+        try v.int("storage.busyTimeoutSeconds", &storage.busyTimeoutSeconds, 0...600)
         try v.int("storage.writerCacheKiB", &storage.writerCacheKiB, 64...(1 << 22))
         for setting in domainSettings {
             // Kept only when it differs from the default, so equal settings compare equal.

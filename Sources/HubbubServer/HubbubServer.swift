@@ -52,6 +52,7 @@ public final class HubbubServer: Sendable {
         storage.maxReaders = configuration.storage.maxReaders
         storage.cacheKiB = configuration.storage.cacheKiB
         storage.writerCacheKiB = configuration.storage.writerCacheKiB
+        storage.busyTimeoutSeconds = Double(configuration.storage.busyTimeoutSeconds)
         storage.postgresURL = configuration.database.url
         // Metrics made before the registry is bootstrapped would go nowhere: the store makes its own.
         _ = MetricsExposition.shared

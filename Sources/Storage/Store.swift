@@ -29,6 +29,8 @@ public final class Store: Sendable {
         public var cacheKiB: Int = 2048
         /// The writer connection's page cache, in KiB (bulk writes touch many pages).
         public var writerCacheKiB: Int = 32_768
+        /// How long a SQLite connection waits for a lock another process holds on the file, in seconds.
+        public var busyTimeoutSeconds: Double = 5
         /// PostgreSQL instead of SQLite: `postgres://user:password@host:port/database` (`database.url`);
         /// nil or empty: SQLite in `directory`.
         public var postgresURL: String?
@@ -84,6 +86,10 @@ public final class Store: Sendable {
     private static func openSQLite(_ configuration: Configuration, migrations: SQLMigrations) throws -> DatabasePool {
         var config = GRDB.Configuration()
         config.maximumReaderCount = configuration.maxReaders
+        // Another process on the file (an operator's sqlite3, a backup, the server before a restart
+        // closing its last connection, which checkpoints under an exclusive lock) is waited for, not
+        // an error at once.
+        config.busyMode = .timeout(configuration.busyTimeoutSeconds)
         config.prepareDatabase { db in
             // FULL: a commit is on disk when it returns (WAL mode's default of NORMAL is not).
             try db.execute(sql: "PRAGMA synchronous = FULL")

@@ -20,7 +20,8 @@ public enum RoomLogError: Error, Equatable, CustomStringConvertible {
 }
 
 /// The room log's rows (tables `room_head` and `room_log`, see `RoomLogSchema`): each room's head
-/// and its recent pushes. Pure SQL over `SQLDatabase`, the same for both engines.
+/// and its recent pushes. SQL over `SQLDatabase`; where the engines keep the log differently
+/// (SQLite in write order, chained per room; PostgreSQL keyed by room), `append` and `read` say so.
 public enum RoomLogRows {
     /// The room's head, created (seq 0, a fresh epoch) if the room has none. Inside a write.
     public static func head(of room: String, _ db: any SQLDatabase) throws -> RoomHead {

@@ -283,15 +283,23 @@ public actor AccountService {
         case .failure: throw .unauthorized("invalid token")
         }
         guard revoked[claims.id] == nil else { throw .unauthorized("token was revoked (logged out)") }
-        let found: (User, Int64)?
+        let found: (User, Int64)?, revokedElsewhere: Bool
         do {
-            found = try await store.read { db in
-                try SQLRow.fetchOne(db, sql: "SELECT id, username, tokens_valid_after FROM user WHERE id = ? AND deleted_at IS NULL",
-                                 arguments: [claims.user])
+            (found, revokedElsewhere) = try await store.read { db in
+                let user = try SQLRow.fetchOne(db, sql: "SELECT id, username, tokens_valid_after FROM user WHERE id = ? AND deleted_at IS NULL",
+                                               arguments: [claims.user])
                     .map { (User(id: $0["id"], username: $0["username"]), $0["tokens_valid_after"] as Int64) }
+                // A log-out on another node is durable before it is acknowledged, but its event may
+                // not have reached this node yet: the store decides.
+                let revoked = try db.fetchOne(sql: "SELECT token_id FROM revoked_token WHERE token_id = ?", arguments: [claims.id]) != nil
+                return (user, revoked)
             }
         } catch {
             throw ProtocolError(.unavailable, "could not read accounts")
+        }
+        if revokedElsewhere {
+            revoked[claims.id] = claims.expires
+            throw .unauthorized("token was revoked (logged out)")
         }
         guard let (user, validAfter) = found else { throw .unauthorized("account no longer exists") }
         guard claims.issuedMs >= validAfter else { throw .unauthorized("token was revoked (the password changed)") }

@@ -85,7 +85,7 @@ public enum RoomLogRows {
                 arguments.reserveCapacity(chunk.count * 5)
                 for push in chunk {
                     arguments += [.text(push.room), .integer(Int64(push.seq)), .real(push.at), .blob(push.message.payload),
-                                  push.translated.isEmpty ? .null : .blob(encode(push.translated))]
+                                  translatedColumn(push)?.sqlValue ?? .null]
                 }
                 let values = Array(repeating: "(?, ?, ?, ?, ?)", count: chunk.count).joined(separator: ", ")
                 try db.execute(sql: "INSERT INTO room_log (room, seq, at, payload, translated) VALUES \(values)", arguments: SQLArguments(arguments))

@@ -10,7 +10,12 @@ public actor AccountService {
         public var passwordMinLength = 8
         public var passwordMaxLength = 256
         public var tokenLifetimeSeconds: Double = 30 * 24 * 3600
-        public var pbkdf2Iterations = 100_000
+        /// OWASP's figure for PBKDF2-HMAC-SHA-256 (2023); older hashes are upgraded at log-in.
+        public var pbkdf2Iterations = 600_000
+        /// Threads that hash passwords, and how many hashes may wait for them (`auth.kdfThreads`,
+        /// `auth.kdfMaxQueued`); beyond that, sign-ups and log-ins answer `rate_limited`.
+        public var kdfThreads = 1
+        public var kdfMaxQueued = 64
         /// Password guessing limits across all connections.
         public var guessing = GuessingThrottle.Configuration()
         /// Sign-ups one address may make per hour.
@@ -60,7 +65,8 @@ public actor AccountService {
         throttle = GuessingThrottle(configuration: configuration.guessing)
         signups = AddressBudget(perHour: configuration.signupsPerAddressPerHour, maxTracked: configuration.guessing.maxTracked)
         tokens = Tokens(secret: secret, lifetimeSeconds: configuration.tokenLifetimeSeconds)
-        passwords = Passwords(iterations: configuration.pbkdf2Iterations)
+        passwords = Passwords(iterations: configuration.pbkdf2Iterations, threads: configuration.kdfThreads,
+                              maxQueued: configuration.kdfMaxQueued)
         let kept = try store.readNow { db in try Self.kept(db) }
         revoked = kept.revoked
         pruneAt = max(1024, revoked.count * 2)
@@ -184,9 +190,10 @@ public actor AccountService {
         if let wait = signups.wait(source, now: now) {
             throw Self.rateLimited("too many sign-ups from your address", wait)
         }
+        let slot = try kdfSlot()
         signups.spend(source, now: now)
         events?.publish(AccountEvent.signedUp, ["address": .string(source), "at": .double(now)])
-        let (hash, salt, iterations) = await passwords.hash(password)
+        let (hash, salt, iterations) = await passwords.hash(password, in: slot)
         let id = "u" + Tokens.randomID(bytes: 9)
         let user = User(id: id, username: username)
         do {
@@ -220,6 +227,10 @@ public actor AccountService {
         let account = found?.id ?? "?" + login.lowercased()
         guard try await attempt(account: account, password: password, from: address, against: found) else { throw wrong }
         let user = User(id: found!.id, username: found!.username)
+        if found!.iterations < passwords.iterations {
+            let stored = found!
+            Task { await upgrade(stored, password: password) }
+        }
         return (user, tokens.issue(user: user.id, now: Date().timeIntervalSince1970).token)
     }
 
@@ -257,17 +268,44 @@ public actor AccountService {
             throw Self.rateLimited(refusal.rule == .address ? "too many failed log-ins from your address"
                                                             : "too many failed log-ins for this account", refusal.retryAfter)
         }
+        // Refused before it counts as a guess: a full pool is the server's state, not the guesser's.
+        let slot = try kdfSlot()
         let now = Date().timeIntervalSince1970
         throttle.failed(account: account, address: address, now: now)
         events?.publish(AccountEvent.failed, ["account": .string(account), "address": .string(address), "at": .double(now)])
         guard let stored else {
-            _ = await passwords.hash(password) // spend the same time as a real check
+            _ = await passwords.hash(password, in: slot) // spend the same time as a real check
             return false
         }
-        guard await passwords.verify(password, hash: stored.hash, salt: stored.salt, iterations: stored.iterations) else { return false }
+        guard await passwords.verify(password, hash: stored.hash, salt: stored.salt, iterations: stored.iterations, in: slot) else { return false }
         throttle.succeeded(account: account, address: address)
         events?.publish(AccountEvent.succeeded, ["account": .string(account), "address": .string(address)])
         return true
+    }
+
+    /// A place in the password-hashing pool, or `rate_limited` while it is full.
+    private func kdfSlot() throws(ProtocolError) -> Passwords.Slot {
+        do { return try passwords.admit() } catch {
+            throw ProtocolError(.rateLimited, "the server is busy checking passwords; try again shortly", retryAfterMs: error.retryAfterMs)
+        }
+    }
+
+    /// Hashes the password of a log-in that just succeeded with today's iterations, when it was
+    /// hashed with fewer: stored only if the password has not changed since (it was read), and
+    /// skipped while the pool is full (the next log-in tries again).
+    private func upgrade(_ stored: Credentials, password: String) async {
+        guard let slot = try? passwords.admit() else { return }
+        let (hash, salt, iterations) = await passwords.hash(password, in: slot)
+        do {
+            try await store.write { db in
+                try db.execute(sql: """
+                    UPDATE user SET password_hash = ?, password_salt = ?, password_iterations = ?
+                    WHERE id = ? AND password_hash = ? AND deleted_at IS NULL
+                    """, arguments: [Data(hash), Data(salt), iterations, stored.id, Data(stored.hash)])
+            }
+        } catch {
+            // Kept as it was; the next log-in tries again.
+        }
     }
 
     static func rateLimited(_ message: String, _ seconds: Double) -> ProtocolError {
@@ -368,7 +406,7 @@ public actor AccountService {
         guard try await attempt(account: userID, password: old, from: address, against: stored) else {
             throw .unauthorized("old: wrong password")
         }
-        let (hash, salt, iterations) = await passwords.hash(new)
+        let (hash, salt, iterations) = await passwords.hash(new, in: try kdfSlot())
         // The fresh token is issued after the cut, so it alone survives it.
         let cut = Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
         do {

@@ -14,8 +14,12 @@ public struct AccountsDomain: Domain {
                                             secret: true)
     public static let tokenLifetimeHours = Setting("auth.tokenLifetimeHours", default: 720, range: 1...87_600,
                                                    help: "how long a session token is valid")
-    public static let kdfIterations = Setting("auth.kdfIterations", default: 100_000, range: 1...10_000_000,
-                                              help: "PBKDF2-HMAC-SHA-256 iterations for new passwords (load tests may lower it)")
+    public static let kdfIterations = Setting("auth.kdfIterations", default: 600_000, range: 1...10_000_000,
+                                              help: "PBKDF2-HMAC-SHA-256 iterations for new passwords (OWASP's 600,000); a hash with fewer is redone at the next log-in (load tests may lower it)")
+    public static let kdfThreads = Setting("auth.kdfThreads", default: 1, range: 1...256,
+                                           help: "threads that hash passwords, at a lower priority than the live traffic")
+    public static let kdfMaxQueued = Setting("auth.kdfMaxQueued", default: 64, range: 0...100_000,
+                                             help: "password hashes that may wait for a thread; beyond, sign-ups and log-ins answer rate_limited with retryAfterMs")
     public static let passwordMinLength = Setting("auth.passwordMinLength", default: 8, range: 1...256,
                                                   help: "password rules: this long, a letter and a digit")
 
@@ -36,7 +40,7 @@ public struct AccountsDomain: Domain {
                                            help: "entries per guessing-limit table (accounts, account-address pairs, addresses); bounds their memory")
 
     public static var settings: [any AnySetting] {
-        [tokenSecret, tokenLifetimeHours, kdfIterations, passwordMinLength, freeFailures, failureDelayMs, maxFailureDelaySeconds,
+        [tokenSecret, tokenLifetimeHours, kdfIterations, kdfThreads, kdfMaxQueued, passwordMinLength, freeFailures, failureDelayMs, maxFailureDelaySeconds,
          failureWindowSeconds, addressFailuresPerHour, signupsPerAddressPerHour, maxTracked]
     }
 
@@ -47,6 +51,8 @@ public struct AccountsDomain: Domain {
     public init(context: DomainContext) throws {
         var configuration = AccountService.Configuration()
         configuration.pbkdf2Iterations = context.settings[Self.kdfIterations]
+        configuration.kdfThreads = context.settings[Self.kdfThreads]
+        configuration.kdfMaxQueued = context.settings[Self.kdfMaxQueued]
         configuration.passwordMinLength = context.settings[Self.passwordMinLength]
         configuration.tokenLifetimeSeconds = Double(context.settings[Self.tokenLifetimeHours]) * 3600
         configuration.guessing.freeFailures = context.settings[Self.freeFailures]
@@ -204,6 +210,8 @@ struct ProfileUpdateArgs: OpArguments {
     var args: Args
     init(_ a: Args) throws(ProtocolError) {
         user = try a.optionalString("user", maxLength: 64)
+        // Read by AccountService.updateProfile, each only when given.
+        a.declare("spotify", "facebook", "twitter", "favoriteArtists", "favoriteGenres", "alias", "language", "privacy")
         args = a
     }
 }

@@ -151,8 +151,17 @@ final class SimClient: WebSocketHandler, @unchecked Sendable {
 
     /// Signs up (through the protocol) and keeps the token and user id.
     func signup(_ name: String) async throws {
-        let r = try await ok("account.signup", ["username": .string(name), "email": .string("\(name)@load.test"),
-                                                "password": "load-pass-1"])
+        let args: JSON = ["username": .string(name), "email": .string("\(name)@load.test"), "password": "load-pass-1"]
+        var reply = await call("account.signup", args)
+        // While the server's password hashing is full it answers rate_limited: wait as told, as an app would.
+        for _ in 0..<20 where reply["error"]?["code"] == "rate_limited" {
+            guard case .int(let wait)? = reply["error"]?["retryAfterMs"] else { break }
+            try await Task.sleep(for: .milliseconds(wait))
+            reply = await call("account.signup", args)
+        }
+        guard reply["ok"] == .bool(true), let r = reply["result"] else {
+            throw LoadError("account.signup: \(reply["error"]?["code"]?.encoded ?? reply.encoded)")
+        }
         guard case .string(let t)? = r["token"], case .string(let id)? = r["user"]?["id"] else { throw LoadError("account.signup: no token") }
         token = t
         userID = id

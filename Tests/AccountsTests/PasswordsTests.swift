@@ -1,0 +1,69 @@
+import Accounts
+import Foundation
+import Realtime
+import Storage
+import XCTest
+
+/// Password hashing at today's strength, on a bounded pool: full means `rate_limited` at once,
+/// and a hash made with fewer iterations is redone at the next successful log-in.
+final class PasswordsTests: XCTestCase {
+    func testAFullPoolRefusesAtOnceWithTheWaitAndTakesJobsAgainOnceFreed() async throws {
+        let passwords = Passwords(iterations: 1000, threads: 1, maxQueued: 1)
+        var held: [Passwords.Slot] = [try passwords.admit(), try passwords.admit()] // one running, one waiting
+        do {
+            _ = try passwords.admit()
+            XCTFail("a third job must be refused")
+        } catch {
+            XCTAssertGreaterThan(error.retryAfterMs, 0)
+        }
+        let (hash, salt, iterations) = await passwords.hash("secret123", in: held.removeLast())
+        XCTAssertEqual(iterations, 1000)
+        let ok = await passwords.verify("secret123", hash: hash, salt: salt, iterations: iterations, in: try passwords.admit())
+        XCTAssertTrue(ok, "a finished job gives its place back")
+        held.removeAll() // a place taken and never used is given back too
+        let wrong = await passwords.verify("secret124", hash: hash, salt: salt, iterations: iterations, in: try passwords.admit())
+        XCTAssertFalse(wrong)
+        _ = try passwords.admit()
+    }
+
+    private func service(_ store: Store, iterations: Int) throws -> AccountService {
+        var configuration = AccountService.Configuration()
+        configuration.pbkdf2Iterations = iterations
+        return try AccountService(store: store, secret: Array(repeating: 7, count: 32), configuration: configuration)
+    }
+
+    private func storedIterations(_ store: Store, _ user: String) throws -> Int? {
+        try store.readNow { db in
+            try SQLRow.fetchOne(db, sql: "SELECT password_iterations FROM user WHERE id = ?", arguments: [user])?["password_iterations"] as Int?
+        }
+    }
+
+    func testAWeakerHashIsUpgradedAtTheNextLogIn() async throws {
+        let dir = NSTemporaryDirectory() + "hubbub-passwords-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var migrator = SQLMigrations()
+        AccountSchema.register(&migrator)
+        let store = try Store(configuration: .init(directory: dir), migrations: migrator)
+        let old = try service(store, iterations: 1000)
+        let (user, _) = try await old.signup(username: "ana", email: "ana@example.com", password: "secret123", confirmation: nil, from: "10.0.0.1")
+        XCTAssertEqual(try storedIterations(store, user.id), 1000)
+
+        let today = try service(store, iterations: 3000)
+        do {
+            _ = try await today.login("ana", password: "wrong-pass-1", from: "10.0.0.1")
+            XCTFail("a wrong password logs no one in")
+        } catch {}
+        XCTAssertEqual(try storedIterations(store, user.id), 1000, "a failed log-in upgrades nothing")
+        _ = try await today.login("ana", password: "secret123", from: "10.0.0.1")
+        let deadline = Date().addingTimeInterval(10)
+        while try storedIterations(store, user.id) != 3000, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        XCTAssertEqual(try storedIterations(store, user.id), 3000, "upgraded after the log-in")
+        _ = try await today.login("ana@example.com", password: "secret123", from: "10.0.0.1")
+        do {
+            _ = try await today.login("ana", password: "secret1234", from: "10.0.0.1")
+            XCTFail("the upgraded hash still refuses a wrong password")
+        } catch {
+            XCTAssertEqual(error.code, .unauthorized)
+        }
+    }
+}

@@ -25,9 +25,12 @@ final class HubbubApplication: ServerApplication, @unchecked Sendable {
     /// The shared database as this node sees it (several nodes), for `/healthz`.
     private let health: ClusterHealth?
     private let nodeID: String?
+    /// Why this node's store cannot commit now (nil: it can), for `/healthz`.
+    private let storeFault: @Sendable () -> String?
 
     init(configuration: HubbubConfiguration, metrics: MetricsExposition, sessions: SessionContext, api: DomainEndpoints, web: WebResponder?,
-         cluster: (owners: Ownership, links: PeerLinks, health: ClusterHealth)? = nil) {
+         storeFault: @escaping @Sendable () -> String?, cluster: (owners: Ownership, links: PeerLinks, health: ClusterHealth)? = nil) {
+        self.storeFault = storeFault
         links = cluster?.links
         health = cluster?.health
         nodeID = cluster?.owners.nodeID
@@ -87,14 +90,7 @@ final class HubbubApplication: ServerApplication, @unchecked Sendable {
             return .text(503, "broadcast is starting\n")
         case "/healthz":
             guard head.method == "GET" || head.method == "HEAD" else { return .text(405, "use GET\n") }
-            guard let health, let nodeID else {
-                return .http(status: 200, contentType: "application/json", body: Array("{\"status\":\"ok\"}\n".utf8), headers: [])
-            }
-            // Several nodes: a node that cannot write to the database (or hear the others) is out of service.
-            let reachable = health.databaseReachable
-            let body: JSON = ["status": .string(reachable ? "ok" : "unavailable"), "node": .string(nodeID),
-                              "database": .string(reachable ? "reachable" : "unreachable"), "notifications": .bool(health.listening)]
-            return .http(status: reachable ? 200 : 503, contentType: "application/json", body: Array((body.encoded + "\n").utf8), headers: [])
+            return healthz()
         case "/metrics":
             guard head.method == "GET" else { return .text(405, "use GET\n") }
             if let refusal = operatorRefusal(head) { return refusal }
@@ -111,6 +107,26 @@ final class HubbubApplication: ServerApplication, @unchecked Sendable {
             }
             return .text(404, "no such endpoint: \(head.path)\n")
         }
+    }
+
+    /// `/healthz`: 200 while this node can save what it acknowledges, else 503 with the reason, so
+    /// that a load balancer sends no one to a node whose store cannot commit (a full disk, a
+    /// read-only file system, an I/O error; on several nodes also a database it cannot write to
+    /// or whose notifications it does not hear). It turns 200 again by itself.
+    private func healthz() -> Route {
+        var fields: [(String, JSON)] = []
+        var reasons: [String] = []
+        if let fault = storeFault() { reasons.append("the store cannot commit: \(fault)") }
+        if let health, let nodeID {
+            let reachable = health.databaseReachable
+            if !reachable { reasons.append("the database does not take this node's writes or it does not hear the other nodes") }
+            fields += [("node", .string(nodeID)), ("database", .string(reachable ? "reachable" : "unreachable")),
+                       ("notifications", .bool(health.listening))]
+        }
+        fields.insert(("status", .string(reasons.isEmpty ? "ok" : "unavailable")), at: 0)
+        if !reasons.isEmpty { fields.append(("reason", .string(reasons.joined(separator: "; ")))) }
+        return .http(status: reasons.isEmpty ? 200 : 503, contentType: "application/json",
+                     body: Array((JSON.object(fields).encoded + "\n").utf8), headers: reasons.isEmpty ? [] : [("Retry-After", "1")])
     }
 
     /// nil when the request carries the operator key (`api.key`), else the 401 to answer. The key

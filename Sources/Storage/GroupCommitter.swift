@@ -28,6 +28,15 @@ final class GroupCommitter: @unchecked Sendable {
     private var stopped = false
     private var transactions = 0
     private var changes = 0
+    /// Why the last transaction could not commit (disk full, read-only, I/O error), until one
+    /// commits again: while it is set, the writer tries a small transaction of its own every
+    /// `probeInterval` when nothing else is waiting, so the store reports itself healthy again
+    /// by itself once the cause is gone, not only at the next change someone makes.
+    private var fault: String?
+    /// A change of the batch being committed noted a fault: its commit does not clear it.
+    private var faultInBatch = false
+    private let probe: ((any SQLDatabase) throws -> Void)?
+    private let probeInterval: TimeInterval
     /// Waiting changes, group transactions and their length (`/metrics`: a backlog shows here first).
     private let waiting = Gauge(label: "hubbub_store_pending_writes")
     private let committed = Counter(label: "hubbub_store_transactions_total")
@@ -35,8 +44,11 @@ final class GroupCommitter: @unchecked Sendable {
     private let failedTransactions = Counter(label: "hubbub_store_failed_transactions_total")
     private let commitTime = Timer(label: "hubbub_store_commit_seconds")
 
-    init(transaction: @escaping Transaction, maxBatch: Int, maxPending: Int = .max, logger: Logger) {
+    init(transaction: @escaping Transaction, maxBatch: Int, maxPending: Int = .max, logger: Logger,
+         probe: ((any SQLDatabase) throws -> Void)? = nil, probeInterval: TimeInterval = 1) {
         self.transaction = transaction
+        self.probe = probe
+        self.probeInterval = probeInterval
         self.maxBatch = max(1, maxBatch)
         self.maxPending = max(1, maxPending)
         self.logger = logger
@@ -73,6 +85,22 @@ final class GroupCommitter: @unchecked Sendable {
         return queue.count < maxPending
     }
 
+    /// Why the store cannot commit now; nil when the last transaction committed.
+    var currentFault: String? {
+        condition.lock()
+        defer { condition.unlock() }
+        return fault
+    }
+
+    /// A change failed inside a transaction that committed, for a reason of the storage itself
+    /// (the disk filled while its statement ran): the store is not healthy either.
+    func noteFault(_ error: Error) {
+        condition.lock()
+        fault = "\(error)"
+        faultInBatch = true
+        condition.unlock()
+    }
+
     var stats: (transactions: Int, changes: Int) {
         condition.lock()
         defer { condition.unlock() }
@@ -91,12 +119,24 @@ final class GroupCommitter: @unchecked Sendable {
     private func run() {
         while true {
             condition.lock()
-            while queue.isEmpty && !stopping { condition.wait() }
+            var probing = false
+            while queue.isEmpty && !stopping {
+                guard fault != nil, probe != nil else { condition.wait(); continue }
+                if !condition.wait(until: Date(timeIntervalSinceNow: probeInterval)), queue.isEmpty, !stopping, fault != nil {
+                    probing = true
+                    break
+                }
+            }
             if queue.isEmpty && stopping {
                 stopped = true
                 condition.broadcast()
                 condition.unlock()
                 return
+            }
+            if probing, let probe {
+                condition.unlock()
+                runProbe(probe)
+                continue
             }
             let take = min(queue.count, maxBatch)
             let batch = Array(queue.prefix(take))
@@ -108,9 +148,30 @@ final class GroupCommitter: @unchecked Sendable {
         }
     }
 
+    /// A transaction of the writer's own while the store is at fault: it clears the fault if it commits.
+    private func runProbe(_ probe: (any SQLDatabase) throws -> Void) {
+        do {
+            try transaction { db in try probe(db) }
+        } catch {
+            condition.lock()
+            fault = "\(error)"
+            condition.unlock()
+            return
+        }
+        condition.lock()
+        if fault != nil {
+            fault = nil
+            logger.notice("the store commits again")
+        }
+        condition.unlock()
+    }
+
     private func commit(_ batch: [Pending]) {
         var completions: [() -> Void] = []
         completions.reserveCapacity(batch.count)
+        condition.lock()
+        faultInBatch = false
+        condition.unlock()
         let started = DispatchTime.now().uptimeNanoseconds
         defer { commitTime.recordNanoseconds(Int64(DispatchTime.now().uptimeNanoseconds - started)) }
         do {
@@ -120,12 +181,19 @@ final class GroupCommitter: @unchecked Sendable {
             // The transaction itself failed (disk full, I/O error): nothing in it is durable.
             logger.error("group commit failed", metadata: ["changes": "\(batch.count)", "error": "\(error)"])
             failedTransactions.increment()
+            condition.lock()
+            fault = "\(error)"
+            condition.unlock()
             for p in batch { p.failed(error) }
             return
         }
         condition.lock()
         transactions += 1
         changes += batch.count
+        if fault != nil, !faultInBatch {
+            fault = nil
+            logger.notice("the store commits again")
+        }
         condition.unlock()
         committed.increment()
         committedChanges.increment(by: batch.count)

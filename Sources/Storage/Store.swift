@@ -63,7 +63,9 @@ public final class Store: Sendable {
     }
 
     /// Opens (creating if needed) the database and brings its schema up to date.
-    public init(configuration: Configuration, migrations: SQLMigrations, logger: Logger = Logger(label: "hubbub.store")) throws {
+    public init(configuration: Configuration, migrations domainMigrations: SQLMigrations, logger: Logger = Logger(label: "hubbub.store")) throws {
+        var migrations = domainMigrations
+        Self.registerProbe(&migrations)
         try FileManager.default.createDirectory(atPath: configuration.directory, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
         let transaction: GroupCommitter.Transaction
@@ -78,7 +80,7 @@ public final class Store: Sendable {
             transaction = { body in try pool.write { db in try body(SQLiteDatabase(db)) } }
         }
         committer = GroupCommitter(transaction: transaction, maxBatch: configuration.maxBatch, maxPending: configuration.maxPendingWrites,
-                                   logger: logger)
+                                   logger: logger, probe: Self.probe)
         readQueue = DispatchQueue(label: "hubbub.store.read", attributes: .concurrent)
         readSlots = DispatchSemaphore(value: configuration.maxReaders)
     }
@@ -123,6 +125,34 @@ public final class Store: Sendable {
         }
     }
 
+    /// The store's own row, rewritten by the writer's probe while commits fail.
+    private static func registerProbe(_ migrations: inout SQLMigrations) {
+        migrations.registerMigration("store.v1") { db in
+            try db.execute(sql: "CREATE TABLE store_probe (id INTEGER PRIMARY KEY, at DOUBLE PRECISION NOT NULL)", arguments: [])
+        }
+    }
+
+    /// A change that needs the disk as any other does (a page written, not only read).
+    private static func probe(_ db: any SQLDatabase) throws {
+        try db.execute(sql: "INSERT INTO store_probe (id, at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET at = excluded.at",
+                       arguments: [Date().timeIntervalSince1970])
+    }
+
+    /// Why the store cannot commit now (the disk is full, read-only, an I/O error; the engine's
+    /// words), nil when it can: what `/healthz` reports. It clears by itself: while it is set the
+    /// writer tries a small change every second.
+    public var fault: String? { committer.currentFault }
+
+    /// Notes a change's failure that says the storage itself is at fault, not the change.
+    private func noteIfStorageFault(_ error: Error) {
+        guard let e = error as? DatabaseError else { return }
+        switch e.resultCode {
+        case .SQLITE_FULL, .SQLITE_IOERR, .SQLITE_READONLY, .SQLITE_CANTOPEN, .SQLITE_CORRUPT, .SQLITE_NOTADB:
+            committer.noteFault(error)
+        default: break
+        }
+    }
+
     /// Runs `change` inside the next group transaction and returns once that transaction is
     /// durable. A change that throws is rolled back alone (its savepoint); the others commit.
     /// `change` may run more than once (its group was retried, see `GroupCommitter`): only the
@@ -134,6 +164,7 @@ public final class Store: Sendable {
                     let value = try db.inSavepoint { try change(db) }
                     return { continuation.resume(returning: value) }
                 } catch {
+                    self.noteIfStorageFault(error)
                     return { continuation.resume(throwing: error) }
                 }
             } failed: { error in
@@ -181,6 +212,7 @@ public final class Store: Sendable {
                 try db.inSavepoint { try change(db) }
                 return { completion(.success(())) }
             } catch {
+                self.noteIfStorageFault(error)
                 return { completion(.failure(error)) }
             }
         } failed: { error in

@@ -101,7 +101,7 @@ public final class ClusterEventBus: ClusterEvents, Service {
     }
 
     private func hear(_ text: String) {
-        guard let event = try? JSONParser.parse(Array(text.utf8)), case .string(let node)? = event["node"],
+        guard let event = try? JSONParser.parse(Array(text.utf8), limits: .trusted), case .string(let node)? = event["node"],
               case .string(let topic)? = event["topic"], let data = event["data"] else {
             return logger.warning("cluster: an event that is not one", metadata: ["text": "\(text.prefix(80))"])
         }

@@ -147,7 +147,7 @@ public actor PeerLink: PeerNode {
     private func ask(_ op: String, _ args: JSON, user: String?) async throws(ProtocolError) -> JSON {
         let text = try await forward(op: op, args: args, user: user, address: "")
         let reply: JSON
-        do { reply = try JSONParser.parse(text) } catch { throw ProtocolError(.internal, "a node answered \(op) with bad JSON") }
+        do { reply = try JSONParser.parse(text, limits: .trusted) } catch { throw ProtocolError(.internal, "a node answered \(op) with bad JSON") }
         if reply["ok"] == .bool(true), let result = reply["result"] { return result }
         if case .object(let e)? = reply["error"], let code = e.first(where: { $0.0 == "code" })?.1,
            case .string(let c) = code, let errorCode = ErrorCode(rawValue: c),

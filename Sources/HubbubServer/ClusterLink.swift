@@ -31,7 +31,7 @@ actor LinkSession: SessionControl {
 
     private func take(_ message: Message) {
         let json: JSON
-        do { json = try JSONParser.parse(message.data) } catch {
+        do { json = try JSONParser.parse(message.data, limits: .trusted) } catch {
             return context.logger.warning("cluster: a link sent bad JSON")
         }
         guard case .int(let id)? = json["id"], case .string(let op)? = json["op"] else {

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Error codes of protocol.md; each failed request gets exactly one of them.
 public enum ErrorCode: String, Sendable {
     case badRequest = "bad_request"
@@ -46,10 +48,12 @@ public struct Request: Sendable {
         public var error: ProtocolError
     }
 
-    public static func parse(_ text: [UInt8]) -> Result<Request, Rejection> {
+    public static func parse(_ text: [UInt8], limits: JSONParser.Limits = JSONParser.Limits()) -> Result<Request, Rejection> {
         let json: JSON
         do {
-            json = try JSONParser.parse(text)
+            json = try JSONParser.parse(text, limits: limits)
+        } catch where error.isLimit {
+            return .failure(Rejection(id: nil, error: ProtocolError(.tooLarge, "message has \(error.reason) (at byte \(error.offset))")))
         } catch {
             return .failure(Rejection(id: nil, error: .badRequest("message is not valid JSON: \(error.reason) at byte \(error.offset)")))
         }
@@ -66,19 +70,38 @@ public struct Request: Sendable {
 }
 
 /// Typed access to a request's arguments; every failure names the field.
+///
+/// It notes the fields it is asked for, so that once an op's arguments are parsed the fields it
+/// never asked for can be refused (`unknownField`): a misspelt optional field would otherwise be
+/// ignored, and the caller believe it set.
 public struct Args: Sendable {
     public let value: JSON
+    private let asked = AskedFields()
+
     public init(_ value: JSON) { self.value = value }
 
-    public func has(_ key: String) -> Bool { if let v = value[key], v != .null { return true } else { return false } }
+    public func has(_ key: String) -> Bool { if let v = field(key), v != .null { return true } else { return false } }
+
+    /// Fields an op takes though it reads them later (or only some of them, depending on others).
+    public func declare(_ keys: String...) { asked.note(keys) }
+
+    /// The value of `key`, noted as asked for.
+    private func field(_ key: String) -> JSON? {
+        asked.note(key)
+        return value[key]
+    }
+
+    /// `bad_request` naming the first field of these arguments (or of an object among them that
+    /// was read as arguments too) that nothing asked for, with the asked field nearest in spelling.
+    public func unknownField() -> ProtocolError? { asked.unknown(in: value, path: "") }
 
     public func string(_ key: String, maxLength: Int = 1000) throws(ProtocolError) -> String {
-        guard let v = value[key] else { throw .badRequest("missing field \(key)") }
+        guard let v = field(key) else { throw .badRequest("missing field \(key)") }
         return try Args.string(v, key, maxLength: maxLength)
     }
 
     public func optionalString(_ key: String, maxLength: Int = 1000) throws(ProtocolError) -> String? {
-        guard let v = value[key], v != .null else { return nil }
+        guard let v = field(key), v != .null else { return nil }
         return try Args.string(v, key, maxLength: maxLength)
     }
 
@@ -89,24 +112,24 @@ public struct Args: Sendable {
     }
 
     public func int(_ key: String) throws(ProtocolError) -> Int {
-        guard let v = value[key] else { throw .badRequest("missing field \(key)") }
+        guard let v = field(key) else { throw .badRequest("missing field \(key)") }
         guard case .int(let i) = v else { throw .badRequest("field \(key) must be an integer") }
         return i
     }
 
     public func optionalInt(_ key: String) throws(ProtocolError) -> Int? {
-        guard let v = value[key], v != .null else { return nil }
+        guard let v = field(key), v != .null else { return nil }
         guard case .int(let i) = v else { throw .badRequest("field \(key) must be an integer") }
         return i
     }
 
     public func double(_ key: String) throws(ProtocolError) -> Double {
-        guard let v = value[key] else { throw .badRequest("missing field \(key)") }
+        guard let v = field(key) else { throw .badRequest("missing field \(key)") }
         return try Args.number(v, key)
     }
 
     public func optionalDouble(_ key: String) throws(ProtocolError) -> Double? {
-        guard let v = value[key], v != .null else { return nil }
+        guard let v = field(key), v != .null else { return nil }
         return try Args.number(v, key)
     }
 
@@ -119,44 +142,80 @@ public struct Args: Sendable {
     }
 
     public func bool(_ key: String) throws(ProtocolError) -> Bool {
-        guard let v = value[key] else { throw .badRequest("missing field \(key)") }
+        guard let v = field(key) else { throw .badRequest("missing field \(key)") }
         guard case .bool(let b) = v else { throw .badRequest("field \(key) must be true or false") }
         return b
     }
 
     public func optionalBool(_ key: String) throws(ProtocolError) -> Bool? {
-        guard let v = value[key], v != .null else { return nil }
+        guard let v = field(key), v != .null else { return nil }
         guard case .bool(let b) = v else { throw .badRequest("field \(key) must be true or false") }
         return b
     }
 
     public func object(_ key: String) throws(ProtocolError) -> Args {
-        guard let v = value[key] else { throw .badRequest("missing field \(key)") }
+        guard let v = field(key) else { throw .badRequest("missing field \(key)") }
         guard case .object = v else { throw .badRequest("field \(key) must be an object") }
-        return Args(v)
+        return asked.child(key, Args(v))
     }
 
     public func optionalObject(_ key: String) throws(ProtocolError) -> Args? {
-        guard let v = value[key], v != .null else { return nil }
+        guard let v = field(key), v != .null else { return nil }
         guard case .object = v else { throw .badRequest("field \(key) must be an object") }
-        return Args(v)
+        return asked.child(key, Args(v))
     }
 
     public func array(_ key: String, maxCount: Int = 10_000) throws(ProtocolError) -> [JSON] {
-        guard let v = value[key] else { throw .badRequest("missing field \(key)") }
+        guard let v = field(key) else { throw .badRequest("missing field \(key)") }
         guard case .array(let items) = v else { throw .badRequest("field \(key) must be an array") }
         guard items.count <= maxCount else { throw ProtocolError(.tooLarge, "field \(key) has more than \(maxCount) items") }
         return items
     }
 
     public func optionalStringArray(_ key: String, maxCount: Int = 100, maxLength: Int = 200) throws(ProtocolError) -> [String]? {
-        guard let v = value[key], v != .null else { return nil }
+        guard let v = field(key), v != .null else { return nil }
         guard case .array(let items) = v else { throw .badRequest("field \(key) must be an array of strings") }
         guard items.count <= maxCount else { throw ProtocolError(.tooLarge, "field \(key) has more than \(maxCount) items") }
         var out: [String] = []
         for (n, item) in items.enumerated() { out.append(try Args.string(item, "\(key)[\(n)]", maxLength: maxLength)) }
         return out
     }
+}
+
+/// The fields an `Args` was asked for, and the objects among them read as `Args` of their own.
+/// Shared by the copies of one `Args` (an op's `home` reads the same arguments as its parser);
+/// used by one request at a time, behind a lock all the same since `Args` is `Sendable`.
+private final class AskedFields: Sendable {
+    private struct State {
+        var keys: Set<String> = []
+        var children: [(String, Args)] = []
+    }
+    private let state = Mutex(State())
+
+    func note(_ key: String) { state.withLock { _ = $0.keys.insert(key) } }
+    func note(_ keys: [String]) { state.withLock { $0.keys.formUnion(keys) } }
+
+    func child(_ key: String, _ args: Args) -> Args {
+        state.withLock { $0.children.append((key, args)) }
+        return args
+    }
+
+    func unknown(in value: JSON, path: String) -> ProtocolError? {
+        guard case .object(let pairs) = value else { return nil }
+        let (keys, children) = state.withLock { ($0.keys, $0.children) }
+        for (key, _) in pairs where !keys.contains(key) {
+            let known = keys.sorted().map { path + $0 }
+            return .badRequest("unknown field \(path + key)\(Spelling.suggestion(for: path + key, among: known))")
+        }
+        for (key, args) in children {
+            if let error = args.unknownField(at: path + key + ".") { return error }
+        }
+        return nil
+    }
+}
+
+extension Args {
+    fileprivate func unknownField(at path: String) -> ProtocolError? { asked.unknown(in: value, path: path) }
 }
 
 /// Builds the server's messages.

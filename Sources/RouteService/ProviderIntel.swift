@@ -23,9 +23,10 @@ struct ProviderIntel: Sendable {
         guard let bytes = body else { return refusal! }
         let json: JSON
         do {
-            json = try JSONParser.parse(bytes)
+            // An item is a few dozen values (its tags and modes are bounded): room for maxItems of them.
+            json = try JSONParser.parse(bytes, limits: JSONParser.Limits(maxValues: maxItems * 256 + 16))
         } catch {
-            return .error(400, "not JSON: \(error.reason)", [("offset", .int(error.offset))])
+            return .error(error.isLimit ? 413 : 400, "not JSON: \(error.reason)", [("offset", .int(error.offset))])
         }
         guard case .array(let items)? = json["items"] else { return .error(400, "field items must be an array of items") }
         guard items.count <= maxItems else {

@@ -13,11 +13,22 @@ public enum RateClass: String, Sendable, CaseIterable {
 }
 
 /// The arguments of one op, parsed and checked before its handler runs; a failure names the field.
+/// A field the parser never asks for is refused (`bad_request` `unknown field x (did you mean y?)`):
+/// a parser that takes a field without reading it at once says so with `Args.declare`.
 public protocol OpArguments: Sendable {
     init(_ args: Args) throws(ProtocolError)
 }
 
-/// An op without arguments (or one that ignores them).
+extension OpArguments {
+    /// Parses `args`, then refuses any field the parser did not ask for.
+    static func parse(_ args: Args) throws(ProtocolError) -> Self {
+        let parsed = try Self(args)
+        if let unknown = args.unknownField() { throw unknown }
+        return parsed
+    }
+}
+
+/// An op without arguments: any field given is refused as unknown.
 public struct NoArguments: OpArguments {
     public init(_ args: Args) {}
 }
@@ -110,7 +121,7 @@ public struct Op: Sendable {
                                             _ body: @escaping @Sendable (UserCall<A>) async throws(ProtocolError) -> OpOutcome) -> Op {
         Op(name: name, rateClass: rateClass, access: .user) { args, call throws(ProtocolError) in
             guard let user = call.user else { throw .unauthorized("log in or send auth first") }
-            return try await body(UserCall(user: user, args: try A(args), session: call.session, reply: call.reply))
+            return try await body(UserCall(user: user, args: try A.parse(args), session: call.session, reply: call.reply))
         }
     }
 
@@ -118,7 +129,7 @@ public struct Op: Sendable {
     public static func anyone<A: OpArguments>(_ name: String, _ rateClass: RateClass, _ arguments: A.Type = A.self,
                                               _ body: @escaping @Sendable (OpCall, A) async throws(ProtocolError) -> OpOutcome) -> Op {
         Op(name: name, rateClass: rateClass, access: .anyone) { args, call throws(ProtocolError) in
-            try await body(call, try A(args))
+            try await body(call, try A.parse(args))
         }
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import Configuration
 import DomainSeam
 import Logging
+import Realtime
 import SystemPackage
 import Transport
 import WebSocket
@@ -150,6 +151,17 @@ public struct HubbubConfiguration: Sendable, Equatable {
         public var maxOutboundBytes = 1 << 20
         public var maxRequestBytes = 8192
         public var maxHeaders = 64
+        /// Largest message a `/ws` connection may send before it logs in (sign-up, log-in and
+        /// `auth` need far less); beyond it the connection is closed with 1009. Hostile clients
+        /// need no account to send, so what they can make the server parse stays small.
+        public var maxMessageBytesBeforeLogin = 16 << 10
+        /// Containers nested in a request (deeper: `too_large`).
+        public var maxJsonDepth = 32
+        /// Keys in one object of a request (more: `too_large`).
+        public var maxJsonKeysPerObject = 1000
+        /// Values in one request, containers included (more: `too_large`); a 5,000-track
+        /// playlist is about 30,000.
+        public var maxJsonValues = 100_000
     }
 
     public struct Timeouts: Sendable, Equatable {
@@ -226,7 +238,8 @@ extension HubbubConfiguration {
         let env = EnvironmentVariablesProvider(environmentVariables: environment).prefixKeys(with: "hubbub")
         var providers: [any ConfigProvider] = [cli, env]
         let first = ConfigReader(providers: providers)
-        if let file = first.string(forKey: "config") {
+        let file = first.string(forKey: "config")
+        if let file {
             do {
                 providers.append(try await FileProvider<JSONSnapshot>(filePath: FilePath(file)))
             } catch {
@@ -236,15 +249,47 @@ extension HubbubConfiguration {
         let log = KeyLog()
         let configuration = try HubbubConfiguration(reader: ConfigReader(providers: providers), log: log,
                                                     domainSettings: domains.flatMap { $0.settings })
-        // A misspelt option must not be ignored silently: every --flag has to name a known key.
-        let known = Set(log.keys.map(cliName)).union(["config", "help"])
+        // A misspelt setting must not be ignored silently: an operator would believe a limit in force
+        // that is not. Every --flag, HUBBUB_ variable and key of the file has to name a known setting.
+        let keys = log.keys + ["config"]
+        let flags = Set(keys.map(cliName)).union(["help"])
         for argument in arguments.dropFirst() where argument.hasPrefix("--") {
             let name = String(argument.dropFirst(2).split(separator: "=", maxSplits: 1).first ?? "")
-            guard known.contains(name) else {
-                throw ConfigurationError(key: name, problem: "unknown option --\(name) (see --help and config/hubbub.json)")
+            guard flags.contains(name) else {
+                throw ConfigurationError(key: name, problem: "unknown option --\(name)\(Spelling.suggestion(for: name, among: flags).replacingOccurrences(of: "mean ", with: "mean --")) (see --help and config/hubbub.json)")
             }
         }
+        let variables = Set(keys.map(environmentName))
+        for name in environment.keys.sorted() where name.hasPrefix("HUBBUB_") && !variables.contains(name) {
+            throw ConfigurationError(key: name, problem: "unknown environment variable\(Spelling.suggestion(for: name, among: variables)) (every HUBBUB_ variable is a setting: see --help and config/hubbub.json)")
+        }
+        if let file { try checkFileKeys(file, known: Set(keys)) }
         return configuration
+    }
+
+    /// The environment variable of a key, as swift-configuration reads it: `limits.maxHeaders` → `HUBBUB_LIMITS_MAX_HEADERS`.
+    static func environmentName(_ key: String) -> String {
+        "HUBBUB_" + cliName(key).uppercased().replacingOccurrences(of: "-", with: "_")
+    }
+
+    /// Refuses a key of the JSON file that names no setting (objects are read as dotted paths:
+    /// `{"limits": {"maxHeaders": 64}}` is `limits.maxHeaders`).
+    private static func checkFileKeys(_ file: String, known: Set<String>) throws {
+        let json: JSON
+        do {
+            json = try JSONParser.parse(Array(try Data(contentsOf: URL(fileURLWithPath: file))), limits: .trusted)
+        } catch {
+            throw ConfigurationError(key: "config", problem: "cannot read \(file): \(error)")
+        }
+        func walk(_ value: JSON, _ path: String) throws {
+            if case .object(let pairs) = value {
+                for (key, child) in pairs { try walk(child, path.isEmpty ? key : path + "." + key) }
+            } else if !known.contains(path) {
+                throw ConfigurationError(key: path, problem: "unknown key in \(file)\(Spelling.suggestion(for: path, among: known)) (config/hubbub.json lists every key)")
+            }
+        }
+        guard case .object = json else { throw ConfigurationError(key: "config", problem: "\(file) is not a JSON object") }
+        try walk(json, "")
     }
 
     /// What the server runs with, for the start-up log: where it listens and keeps data, and every
@@ -337,6 +382,10 @@ extension HubbubConfiguration {
         try v.int("limits.maxOutboundBytes", &limits.maxOutboundBytes, 1024...(1 << 30))
         try v.int("limits.maxRequestBytes", &limits.maxRequestBytes, 256...(1 << 20))
         try v.int("limits.maxHeaders", &limits.maxHeaders, 4...1000)
+        try v.int("limits.maxMessageBytesBeforeLogin", &limits.maxMessageBytesBeforeLogin, 125...(1 << 30))
+        try v.int("limits.maxJsonDepth", &limits.maxJsonDepth, 1...1000)
+        try v.int("limits.maxJsonKeysPerObject", &limits.maxJsonKeysPerObject, 1...10_000_000)
+        try v.int("limits.maxJsonValues", &limits.maxJsonValues, 1...100_000_000)
         try v.int("timeouts.handshakeMs", &timeouts.handshakeMs, 100...600_000)
         try v.int("timeouts.bodyIdleMs", &timeouts.bodyIdleMs, 100...600_000)
         try v.int("timeouts.pingIntervalMs", &timeouts.pingIntervalMs, 0...3_600_000)

@@ -105,7 +105,11 @@ public final class HubbubServer: Sendable {
                                         .read: .init(perSecond: rl.readPerSecond, burst: Double(rl.readBurst)),
                                         .write: .init(perSecond: rl.writePerSecond, burst: Double(rl.writeBurst))],
                           abuseThreshold: rl.abuseThreshold, maxPendingRequests: configuration.sessions.maxPendingRequests,
-                          maxSubscriptions: configuration.sessions.maxSubscriptions),
+                          maxSubscriptions: configuration.sessions.maxSubscriptions,
+                          maxMessageBytesBeforeLogin: configuration.limits.maxMessageBytesBeforeLogin,
+                          json: JSONParser.Limits(maxDepth: configuration.limits.maxJsonDepth,
+                                                  maxKeysPerObject: configuration.limits.maxJsonKeysPerObject,
+                                                  maxValues: configuration.limits.maxJsonValues)),
             logger: logger)
         let web: WebResponder? = switch (configuration.web.enabled, configuration.web.root) {
         case (false, _): nil
@@ -114,6 +118,7 @@ public final class HubbubServer: Sendable {
         }
         let app = HubbubApplication(configuration: configuration, metrics: MetricsExposition.shared, sessions: sessions,
                                      api: try DomainEndpoints(registry.endpoints, owners: cluster?.leases, logger: logger), web: web,
+                                     storeFault: { store.fault },
                                      cluster: cluster.map { ($0.ownership, $0.links, health) })
         let d = configuration.deflate
         var transportConfiguration = configuration.transport(tlsContext: tlsContext)

@@ -19,6 +19,9 @@ struct RateLimiter: Sendable {
         self.budgets = budgets
     }
 
+    /// Counts a request refused for another reason (malformed, unknown op, not logged in).
+    mutating func refused() { refusedInARow += 1 }
+
     /// Takes one token of `c` at time `now` (seconds); returns nil, or the wait in ms.
     mutating func take(_ c: RateClass, now: Double) -> Int? {
         guard let b = budgets[c] else { return nil }

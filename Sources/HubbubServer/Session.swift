@@ -3,6 +3,7 @@ import DomainSeam
 import Foundation
 import Logging
 import Metrics
+import Synchronization
 import Realtime
 import Transport
 import WebSocket
@@ -14,6 +15,10 @@ struct SessionContext: Sendable {
         var abuseThreshold: Int
         var maxPendingRequests: Int
         var maxSubscriptions: Int
+        /// `limits.maxMessageBytesBeforeLogin`: a larger message before log-in closes the connection (1009).
+        var maxMessageBytesBeforeLogin: Int
+        /// What one request may hold (`limits.maxJson*`).
+        var json: JSONParser.Limits
     }
 
     let registry: DomainRegistry
@@ -32,15 +37,20 @@ actor Session: SessionControl {
     nonisolated let member: ConnectionID
     nonisolated let address: String
     private let context: SessionContext
-    private var identity: Identity?
+    private var identity: Identity? {
+        didSet { loggedIn.value.store(identity != nil, ordering: .releasing) }
+    }
+    /// Read by the connection's loop thread, which refuses large messages before log-in.
+    private let loggedIn: LoggedIn
     private var limiter: RateLimiter
     /// Rooms this connection is subscribed to.
     private var rooms: Set<String> = []
 
-    init(member: ConnectionID, address: String, context: SessionContext) {
+    init(member: ConnectionID, address: String, context: SessionContext, loggedIn: LoggedIn) {
         self.member = member
         self.address = address
         self.context = context
+        self.loggedIn = loggedIn
         self.limiter = RateLimiter(budgets: context.limits.rateBudgets)
     }
 
@@ -48,6 +58,10 @@ actor Session: SessionControl {
     func run(_ messages: AsyncStream<Message>) async {
         for await message in messages {
             await handle(message)
+            // A large message took a while; other sessions' requests go first before the next
+            // (queued messages are handed over without suspending, so without this one client's
+            // backlog would hold a thread of the pool).
+            if message.data.count > Self.yieldAfterBytes { await Task.yield() }
         }
         if let identity { context.signedIn.remove(self, user: identity.user) }
         identity = nil
@@ -56,25 +70,29 @@ actor Session: SessionControl {
         await context.registry.leave(left, member)
     }
 
+    private static let yieldAfterBytes = 4096
+
     private func handle(_ message: Message) async {
         guard message.kind == .text else { return refuse(id: nil, .badRequest("messages must be JSON text frames")) }
         let request: Request
-        switch Request.parse(message.data) {
+        switch Request.parse(message.data, limits: context.limits.json) {
         case .success(let r): request = r
         case .failure(let rejection): return refuse(id: rejection.id, rejection.error)
         }
         let reply = Replier(member: member, requestID: request.id, sink: context.sink)
-        guard let op = context.registry.ops[request.op] else { return reply.failure(.badRequest("unknown op \(request.op)")) }
+        guard let op = context.registry.ops[request.op] else {
+            reply.failure(.badRequest("unknown op \(request.op)"))
+            return countRefusal()
+        }
         let now = Date().timeIntervalSince1970
         if let wait = limiter.take(op.rateClass, now: now) {
             reply.failure(ProtocolError(.rateLimited, "too many \(op.rateClass.rawValue) requests", retryAfterMs: wait))
-            if limiter.refusedInARow >= context.limits.abuseThreshold {
-                context.logger.notice("closing an abusive connection", metadata: ["user": "\(identity?.user ?? "-")"])
-                context.sink.close(member, code: .abuse, reason: "rate limits far exceeded")
-            }
-            return
+            return closeIfAbusive()
         }
-        if op.access == .user && identity == nil { return reply.failure(.unauthorized("log in or send auth first")) }
+        if op.access == .user && identity == nil {
+            reply.failure(.unauthorized("log in or send auth first"))
+            return countRefusal()
+        }
         // An op anyone may call (log-in, auth) signs the connection in afresh: an expired token is no reason to refuse it.
         if op.access == .user, let expires = identity?.expires, expires <= now {
             // protocol.md: 4002 token expired; the client logs in again and reconnects.
@@ -131,6 +149,20 @@ actor Session: SessionControl {
     /// Answers a message that is not a request (`"id": null` when its id could not be read).
     private func refuse(id: Int?, _ error: ProtocolError) {
         context.sink.deliver(OutboundMessage(text: Envelope.failure(id: id, error: error)), to: member)
+        countRefusal()
+    }
+
+    /// A request refused before any op ran (not JSON, unknown op, not logged in) counts like a
+    /// rate-limited one: a client that sends nothing else is closed, not served forever.
+    private func countRefusal() {
+        limiter.refused()
+        closeIfAbusive()
+    }
+
+    private func closeIfAbusive() {
+        guard limiter.refusedInARow >= context.limits.abuseThreshold else { return }
+        context.logger.notice("closing an abusive connection", metadata: ["user": "\(identity?.user ?? "-")", "address": "\(address)"])
+        context.sink.close(member, code: .abuse, reason: "rate limits far exceeded")
     }
 
     // MARK: SessionControl
@@ -166,21 +198,34 @@ actor Session: SessionControl {
     func removeSubscription(_ room: String) { rooms.remove(room) }
 }
 
+/// Whether a session is logged in, as its connection's loop thread sees it.
+final class LoggedIn: Sendable {
+    let value = Atomic<Bool>(false)
+}
+
 /// Bridges a `/ws` connection's loop thread to its session actor.
 final class SessionHandler: WebSocketHandler {
     private let continuation: AsyncStream<Message>.Continuation
+    private let loggedIn = LoggedIn()
+    private let maxBytesBeforeLogin: Int
 
     init(connection: WebSocketConnection, context: SessionContext) {
+        maxBytesBeforeLogin = context.limits.maxMessageBytesBeforeLogin
         // Bounded: a client that sends faster than its requests are handled is closed (4003)
         // rather than allowed to queue without limit.
         let (stream, continuation) = AsyncStream<Message>.makeStream(
             bufferingPolicy: .bufferingOldest(context.limits.maxPendingRequests))
         self.continuation = continuation
-        let session = Session(member: connection.handle.id, address: connection.remoteAddress, context: context)
+        let session = Session(member: connection.handle.id, address: connection.remoteAddress, context: context, loggedIn: loggedIn)
         Task { await session.run(stream) }
     }
 
     func onMessage(_ message: Message, connection: WebSocketConnection) {
+        // Checked here, on the loop thread, so that a large message costs no parse at all.
+        if message.data.count > maxBytesBeforeLogin, !loggedIn.value.load(ordering: .acquiring) {
+            continuation.finish()
+            return connection.close(code: .messageTooBig, reason: "at most \(maxBytesBeforeLogin) bytes per message before log-in")
+        }
         if case .dropped = continuation.yield(message) {
             connection.close(code: .abuse, reason: "too many requests in flight")
         }

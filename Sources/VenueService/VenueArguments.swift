@@ -117,9 +117,22 @@ struct BoxArgs: OpArguments {
 }
 
 /// The whole request's arguments, kept for ops that read fields as they go (venue.register, venue.update).
-struct RawArgs: OpArguments {
+/// `venue.register`: every field of a venue.
+struct VenueRegisterArgs: OpArguments {
+    var fields: VenueFields
+    init(_ a: Args) throws(ProtocolError) { fields = try VenueFields(a) }
+}
+
+/// `venue.update`: the venue and the fields that change (the others keep their values, which only
+/// its actor knows: the arguments are applied there).
+struct VenueUpdateArgs: OpArguments {
+    var venue: String
     var args: Args
-    init(_ a: Args) { args = a }
+    init(_ a: Args) throws(ProtocolError) {
+        venue = try a.string("venue", maxLength: 64)
+        _ = try VenueFields(a, base: VenueRecord.placeholder) // bad fields are refused before anything is touched
+        args = a
+    }
 }
 
 extension Track {

@@ -88,16 +88,15 @@ extension VenuesDomain {
         let venues = directory
         let capabilities = self.capabilities
         return [
-            .user("venue.register", .write, RawArgs.self) { c throws(ProtocolError) in
-                .reply(["venue": try await venues.register(owner: c.user, fields: try VenueFields(c.args.args)).json])
+            .user("venue.register", .write, VenueRegisterArgs.self) { c throws(ProtocolError) in
+                .reply(["venue": try await venues.register(owner: c.user, fields: c.args.fields).json])
             },
             .user("venue.get", .read, VenueArgs.self) { c throws(ProtocolError) in
                 let v = try await venues.venue(c.args.venue)
                 return .reply(["venue": v.json, "checkedIn": .int(try await venues.checkinCount(c.args.venue))])
             },
-            .user("venue.update", .write, RawArgs.self) { c throws(ProtocolError) in
-                let id = try c.args.args.string("venue", maxLength: 64)
-                return .reply(["venue": try await venues.update(id, by: c.user, args: c.args.args).json])
+            .user("venue.update", .write, VenueUpdateArgs.self) { c throws(ProtocolError) in
+                .reply(["venue": try await venues.update(c.args.venue, by: c.user, args: c.args.args).json])
             }.homed(VenuesDomain.home),
             .user("venue.remove", .write, VenueArgs.self) { c throws(ProtocolError) in
                 try await venues.remove(c.args.venue, by: c.user)

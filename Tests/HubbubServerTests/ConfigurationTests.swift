@@ -95,4 +95,37 @@ final class ConfigurationTests: XCTestCase {
             XCTAssertEqual(e.key, "tls.port")
         }
     }
+    /// A misspelt setting stops the start, named with the nearest known one, wherever it was written.
+    func testUnknownKeysVariablesAndOptionsAreRefusedWithTheNearestKnownOne() async throws {
+        func refusal(_ arguments: [String], _ environment: [String: String] = [:]) async -> ConfigurationError? {
+            do {
+                _ = try await HubbubConfiguration.load(arguments: ["hubbub"] + arguments, environment: environment)
+                return nil
+            } catch let e as ConfigurationError { return e } catch { return nil }
+        }
+        let file = NSTemporaryDirectory() + "hubbub-config-\(UUID().uuidString).json"
+        try #"{"limits": {"maxConnectionsPerIpp": 5}}"#.write(toFile: file, atomically: true, encoding: .utf8)
+        let inFile = await refusal(["--config", file])
+        XCTAssertEqual(inFile?.key, "limits.maxConnectionsPerIpp")
+        XCTAssertTrue(inFile?.problem.contains("did you mean limits.maxConnectionsPerIp?") ?? false, "\(String(describing: inFile))")
+
+        try #"{"database": {"urll": "postgres://x"}, "auth": {"kdfIterations": 5}}"#.write(toFile: file, atomically: true, encoding: .utf8)
+        let nested = await refusal(["--config", file])
+        XCTAssertEqual(nested?.key, "database.urll", "a key under a known one is checked too")
+        XCTAssertTrue(nested?.problem.contains("did you mean database.url?") ?? false, "\(String(describing: nested))")
+
+        let variable = await refusal([], ["HUBBUB_LIMITS_MAX_CONECTIONS_PER_IP": "5", "PATH": "/bin", "HUBBUBX": "1"])
+        XCTAssertEqual(variable?.key, "HUBBUB_LIMITS_MAX_CONECTIONS_PER_IP")
+        XCTAssertTrue(variable?.problem.contains("did you mean HUBBUB_LIMITS_MAX_CONNECTIONS_PER_IP?") ?? false, "\(String(describing: variable))")
+
+        let option = await refusal(["--limits-max-conections-per-ip", "5"])
+        XCTAssertTrue(option?.problem.contains("did you mean --limits-max-connections-per-ip?") ?? false, "\(String(describing: option))")
+
+        // Every setting's own spelling is taken: the shipped file, and each key as a variable.
+        let known = try await HubbubConfiguration.load(arguments: ["hubbub", "--config", repoRoot + "/config/hubbub.json"],
+                                                       environment: ["HUBBUB_API_KEY": "k", "HUBBUB_AUTH_KDF_MAX_QUEUED": "3",
+                                                                     "HUBBUB_LIMITS_MAX_JSON_VALUES": "7", "HUBBUB_CONFIG": repoRoot + "/config/hubbub.json"])
+        XCTAssertEqual(known.limits.maxJsonValues, 7)
+        XCTAssertEqual(known.domainSettings[AccountsDomain.kdfMaxQueued], 3)
+    }
 }

@@ -6,5 +6,5 @@ struct HubbubLoad: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "hubbub-load",
         abstract: "Load tests for Hubbub and its peers.",
-        subcommands: [RunCommand.self, EchoCommand.self, IdleCommand.self, MeasureCommand.self, QueryCommand.self])
+        subcommands: [RunCommand.self, EchoCommand.self, IdleCommand.self, MeasureCommand.self, QueryCommand.self, HostileCommand.self])
 }

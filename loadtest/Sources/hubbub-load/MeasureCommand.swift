@@ -11,8 +11,8 @@ import Glibc
 /// `measure`: in-process measurements that need no server (issue 10's figures).
 struct MeasureCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "measure", abstract: "In-process measurements: guessing limits, body parser, corridor index.",
-        subcommands: [ThrottleMeasure.self, BodyMeasure.self, CorridorMeasure.self, XMLMeasure.self, SearchMeasure.self])
+        commandName: "measure", abstract: "In-process measurements: guessing limits, body parser, corridor index, XML, search, JSON.",
+        subcommands: [ThrottleMeasure.self, BodyMeasure.self, CorridorMeasure.self, XMLMeasure.self, SearchMeasure.self, JSONMeasure.self])
 }
 
 /// Heap bytes in use (glibc's allocator), to measure what a structure holds.

@@ -22,7 +22,7 @@ K=${K:-200}
 ALERTS=${ALERTS:-1000}
 KEY=bench-gtfs-key
 export HUBBUB_API_KEY=$KEY
-[[ -x $HUBBUB_BIN ]] || die "build first: swift build -c release ($HUBBUB_BIN missing)"
+[[ -x $HB_BIN ]] || die "build first: swift build -c release ($HB_BIN missing)"
 command -v curl >/dev/null || die "curl is needed"
 ensure_venv websockets gtfs-realtime-bindings
 
@@ -38,19 +38,19 @@ cat "$FEED" > /dev/null # in the page cache for curl
 port=$(free_port)
 make_tmpdir DATA
 if [[ -n ${SERVER_CPUS:-} ]]; then
-    real_bin=$HUBBUB_BIN
+    real_bin=$HB_BIN
     cat > "$OUT/hubbub-pinned" <<EOF
 #!/bin/sh
 exec taskset -c "$SERVER_CPUS" "$real_bin" "\$@"
 EOF
     chmod +x "$OUT/hubbub-pinned"
-    HUBBUB_BIN=$OUT/hubbub-pinned
+    HB_BIN=$OUT/hubbub-pinned
 fi
 # shellcheck disable=SC2086
-start_hubbub --host 127.0.0.1 --port "$port" --data-dir "$DATA" --log-level warning --auth-kdf-iterations 1000 \
+start_hubbub --host 127.0.0.1 --port "$port" --data-dir "$DATA" --log-level warning --auth-kdf-iterations 1000 --auth-kdf-max-queued 100000 \
     --auth-signups-per-address-per-hour 100000000 --rate-limits-auth-burst 100000 --rate-limits-read-burst 100000 \
     --rate-limits-read-per-second 100000 --rate-limits-write-burst 100000 --rate-limits-write-per-second 100000 ${SERVER_ARGS:-}
-pid=$HUBBUB_PID # the wrapper execs taskset, which execs hubbub: the same pid
+pid=$HB_PID # the wrapper execs taskset, which execs hubbub: the same pid
 
 mem() { # VmRSS and VmHWM of the server, in kB
     awk '/^VmRSS/ {r=$2} /^VmHWM/ {h=$2} END {print r, h}' "/proc/$pid/status"

@@ -23,7 +23,7 @@ for n in $(seq "${NODES:-3}"); do
     make_tmpdir data
     # shellcheck disable=SC2086
     taskset -c "${SERVER_CPUS:-1}" "$BIN" --host 127.0.0.1 --port "$port" --data-dir "$data" --database "$DB" --event-loops 1 \
-        --auth-kdf-iterations 1000 --auth-signups-per-address-per-hour 100000000 --api-key "$API_KEY" --log-level warning \
+        --auth-kdf-iterations 1000 --auth-kdf-max-queued 100000 --auth-signups-per-address-per-hour 100000000 --api-key "$API_KEY" --log-level warning \
         ${SERVER_ARGS:-} > "$data.log" 2>&1 &
     PIDS+=($!)
     URLS+=("ws://127.0.0.1:$port")

@@ -20,7 +20,7 @@ def start(bin, port, data):
     """hubbub on 127.0.0.1:port over data, once it accepts connections. Cheap password hashing and
     rate limits out of the way: the storm, and the checks after it, are never refused."""
     proc = subprocess.Popen([bin, "--host", "127.0.0.1", "--port", str(port), "--data-dir", data, "--log-level", "warning",
-                             "--auth-kdf-iterations", "1000", "--auth-signups-per-address-per-hour", "100000000", "--rate-limits-write-burst", "100000",
+                             "--auth-kdf-iterations", "1000", "--auth-kdf-max-queued", "100000", "--auth-signups-per-address-per-hour", "100000000", "--rate-limits-write-burst", "100000",
                              "--rate-limits-write-per-second", "100000", "--rate-limits-auth-burst", "1000",
                              "--rate-limits-read-burst", "100000", "--rate-limits-read-per-second", "100000"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)

@@ -16,8 +16,8 @@
 #   start_postgres VAR   a fresh PostgreSQL cluster (Debian's, as the postgres user) stopped at
 #                        exit; VAR gets its URL; POSTGRES_STOP_CMD and POSTGRES_START_CMD
 #                        stop and start it again (tests of a restart under load)
-#   start_hubbub ARGS... start $HUBBUB_BIN with ARGS in the background, wait for /healthz on
-#                        the --port given; sets HUBBUB_PID and HUBBUB_LOG
+#   start_hubbub ARGS... start $HB_BIN with ARGS in the background, wait for /healthz on
+#                        the --port given; sets HB_PID and HB_LOG
 #   stop_hubbub          SIGTERM the server, wait up to 10 s, then SIGKILL
 #   dump_hubbub_log      print the tail of the server's log to stderr
 #   note_hubbub_log RC   when RC != 0, say where the server log is kept (call it before
@@ -41,10 +41,10 @@ cd "$REPO_ROOT"
 export DEBIAN_FRONTEND=noninteractive
 export PIP_DISABLE_PIP_VERSION_CHECK=1
 
-: "${HUBBUB_BIN:=$REPO_ROOT/.build/release/hubbub}"
+: "${HB_BIN:=$REPO_ROOT/.build/release/hubbub}"
 
-HUBBUB_PID=""
-HUBBUB_LOG=""
+HB_PID=""
+HB_LOG=""
 _HUBBUB_LOG_NOTED=""
 _HUBBUB_APT_UPDATED=""
 _HUBBUB_EXIT_CMDS=()
@@ -159,9 +159,9 @@ _port_from_args() {
 }
 
 dump_hubbub_log() {
-    if [[ -n "$HUBBUB_LOG" && -s "$HUBBUB_LOG" ]]; then
-        printf -- '----- hubbub log (%s), last 80 lines -----\n' "$HUBBUB_LOG" >&2
-        tail -n 80 "$HUBBUB_LOG" >&2
+    if [[ -n "$HB_LOG" && -s "$HB_LOG" ]]; then
+        printf -- '----- hubbub log (%s), last 80 lines -----\n' "$HB_LOG" >&2
+        tail -n 80 "$HB_LOG" >&2
         printf -- '----- end of hubbub log -----\n' >&2
     fi
 }
@@ -171,26 +171,26 @@ start_hubbub() {
     local port
     port="$(_port_from_args "$@")"
     [[ "$port" =~ ^[0-9]+$ ]] || die "start_hubbub: pass --port N (got args: $*)"
-    [[ -x "$HUBBUB_BIN" ]] || die "server binary $HUBBUB_BIN not found or not executable (build it with 'swift build -c release', or set HUBBUB_BIN)"
-    [[ -z "$HUBBUB_PID" ]] || die "start_hubbub: a server is already running (pid $HUBBUB_PID)"
+    [[ -x "$HB_BIN" ]] || die "server binary $HB_BIN not found or not executable (build it with 'swift build -c release', or set HB_BIN)"
+    [[ -z "$HB_PID" ]] || die "start_hubbub: a server is already running (pid $HB_PID)"
     command -v curl >/dev/null 2>&1 || ensure_apt curl
 
-    HUBBUB_LOG="$(mktemp "${TMPDIR:-/tmp}/hubbub-log.XXXXXX")"
-    log "starting $HUBBUB_BIN $* (log: $HUBBUB_LOG)"
-    "$HUBBUB_BIN" "$@" >"$HUBBUB_LOG" 2>&1 </dev/null &
-    HUBBUB_PID=$!
+    HB_LOG="$(mktemp "${TMPDIR:-/tmp}/hubbub-log.XXXXXX")"
+    log "starting $HB_BIN $* (log: $HB_LOG)"
+    "$HB_BIN" "$@" >"$HB_LOG" 2>&1 </dev/null &
+    HB_PID=$!
 
     local deadline=$((SECONDS + 30))
     while :; do
-        if ! kill -0 "$HUBBUB_PID" 2>/dev/null; then
+        if ! kill -0 "$HB_PID" 2>/dev/null; then
             local rc=0
-            wait "$HUBBUB_PID" 2>/dev/null || rc=$?
-            HUBBUB_PID=""
+            wait "$HB_PID" 2>/dev/null || rc=$?
+            HB_PID=""
             dump_hubbub_log
             die "hubbub exited (status $rc) before /healthz answered on 127.0.0.1:$port"
         fi
         if curl -fsS -o /dev/null --max-time 2 "http://127.0.0.1:$port/healthz" 2>/dev/null; then
-            log "hubbub is up (pid $HUBBUB_PID, port $port)"
+            log "hubbub is up (pid $HB_PID, port $port)"
             return 0
         fi
         if ((SECONDS >= deadline)); then
@@ -204,9 +204,9 @@ start_hubbub() {
 
 # stop_hubbub — SIGTERM, up to 10 s grace, then SIGKILL. Safe to call twice.
 stop_hubbub() {
-    [[ -n "$HUBBUB_PID" ]] || return 0
-    local pid="$HUBBUB_PID"
-    HUBBUB_PID=""
+    [[ -n "$HB_PID" ]] || return 0
+    local pid="$HB_PID"
+    HB_PID=""
     if kill -0 "$pid" 2>/dev/null; then
         kill -TERM "$pid" 2>/dev/null || true
         local i
@@ -224,8 +224,8 @@ stop_hubbub() {
 
 # note_hubbub_log RC — on failure, tell where the server log is (it is kept then).
 note_hubbub_log() {
-    if [[ "${1:-1}" != 0 && -n "$HUBBUB_LOG" && -s "$HUBBUB_LOG" ]]; then
-        printf 'hubbub log kept at %s\n' "$HUBBUB_LOG" >&2
+    if [[ "${1:-1}" != 0 && -n "$HB_LOG" && -s "$HB_LOG" ]]; then
+        printf 'hubbub log kept at %s\n' "$HB_LOG" >&2
     fi
     _HUBBUB_LOG_NOTED=1
 }
@@ -240,10 +240,10 @@ _hubbub_on_exit() {
     for ((i = ${#_HUBBUB_EXIT_CMDS[@]} - 1; i >= 0; i--)); do
         eval "${_HUBBUB_EXIT_CMDS[$i]}" >/dev/null 2>&1
     done
-    if ((rc != 0)) && [[ -n "$HUBBUB_LOG" && -s "$HUBBUB_LOG" ]]; then
-        [[ -n "$_HUBBUB_LOG_NOTED" ]] || printf 'hubbub log kept at %s\n' "$HUBBUB_LOG" >&2
-    elif [[ -n "$HUBBUB_LOG" ]]; then
-        rm -f "$HUBBUB_LOG"
+    if ((rc != 0)) && [[ -n "$HB_LOG" && -s "$HB_LOG" ]]; then
+        [[ -n "$_HUBBUB_LOG_NOTED" ]] || printf 'hubbub log kept at %s\n' "$HB_LOG" >&2
+    elif [[ -n "$HB_LOG" ]]; then
+        rm -f "$HB_LOG"
     fi
     exit "$rc"
 }

@@ -44,7 +44,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=int(os.environ.get("ROUNDS", 5)))
     ap.add_argument("--tracks", type=int, default=50)
     args = ap.parse_args()
-    binary = os.environ.get("HUBBUB_BIN", ".build/release/hubbub")
+    binary = os.environ.get("HB_BIN", ".build/release/hubbub")
     data = tempfile.mkdtemp(prefix="hubbub-measure-web-")
     server = Server(binary, data, free_port())
     server.start()

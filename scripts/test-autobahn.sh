@@ -10,7 +10,7 @@
 # INFORMATIONAL. Prints one line per failing case and, last, "autobahn: N passed, M failed".
 #
 # Environment:
-#   HUBBUB_BIN            server binary (default .build/release/hubbub)
+#   HB_BIN            server binary (default .build/release/hubbub)
 #   AUTOBAHN_REPORT_DIR   where to write the report (kept); default: a temp dir that is kept
 #                         only when the run fails
 #   AUTOBAHN_TIMEOUT      seconds allowed for the whole kosoku run (default 1500)
@@ -74,7 +74,7 @@ timeout --kill-after=15 "$AUTOBAHN_TIMEOUT" "${kosoku_cmd[@]}" "${kosoku_args[@]
 log "kosoku finished in $((SECONDS - start)) s with status $kosoku_rc"
 
 server_alive=1
-kill -0 "$HUBBUB_PID" 2>/dev/null || server_alive=0
+kill -0 "$HB_PID" 2>/dev/null || server_alive=0
 stop_hubbub
 
 if ((kosoku_rc == 124 || kosoku_rc == 137)); then

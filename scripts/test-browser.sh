@@ -13,7 +13,7 @@
 # not by ignoring all certificate errors. Prints one line per check and, last,
 # "browser: N passed, M failed"; exits non-zero on any failure.
 #
-# Environment: HUBBUB_BIN (default .build/release/hubbub), CHROMIUM (browser binary),
+# Environment: HB_BIN (default .build/release/hubbub), CHROMIUM (browser binary),
 # BROWSER_TIMEOUT (seconds for the browser run, default 150).
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
@@ -181,7 +181,7 @@ with open(sys.argv[1] + ".count", "w") as f:
 sys.exit(0 if failed == 0 and passed > 0 else 1)
 PY
 
-if ! kill -0 "$HUBBUB_PID" 2>/dev/null; then
+if ! kill -0 "$HB_PID" 2>/dev/null; then
     echo "error: hubbub was no longer running at the end of the browser test" >&2
     rc=1
 fi

@@ -27,7 +27,7 @@ Checks, after each phase (once the storm is over and the nodes have settled):
     epoch the room's epoch;
   - every live node answers the same playlist.
 Prints PASS/FAIL per check and a summary line with votes/s, reconnects and recoveries; exits 1 on
-any failure. Usage: test-cluster.py HUBBUB_BIN POSTGRES_URL PG_CTL_STOP PG_CTL_START
+any failure. Usage: test-cluster.py HB_BIN POSTGRES_URL PG_CTL_STOP PG_CTL_START
 (the last two are shell commands that stop and start the PostgreSQL cluster).
 """
 import json

@@ -7,4 +7,4 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 ensure_venv websockets
 start_postgres POSTGRES_URL
-"$VENV_PY" scripts/test-cluster.py "$HUBBUB_BIN" "$POSTGRES_URL" "$POSTGRES_STOP_CMD" "$POSTGRES_START_CMD"
+"$VENV_PY" scripts/test-cluster.py "$HB_BIN" "$POSTGRES_URL" "$POSTGRES_STOP_CMD" "$POSTGRES_START_CMD"

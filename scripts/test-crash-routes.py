@@ -19,7 +19,7 @@ on the same data directory and checked:
   - each subscriber's `destinations.list` still has its destination; `subscribe {room, since}` on
     each room either replays (same epoch, the seq going on with no gap) or gives a new epoch with a
     snapshot, never the same epoch behind or with a gap.
-Prints `crash-routes: N passed, M failed` last. Usage: test-crash-routes.py HUBBUB_BIN
+Prints `crash-routes: N passed, M failed` last. Usage: test-crash-routes.py HB_BIN
 """
 import asyncio
 import json

@@ -21,7 +21,7 @@ At the end the large feed POSTed whole answers 200 with nothing rejected or chan
 counted (what was written before the kills is `unchanged`); once more, all `unchanged`; and with
 the server stopped the database passes `integrity_check` and no event, plan or favourite points at
 a record that is not there.
-Prints `crash-tonight: N passed, M failed` last. Usage: test-crash-tonight.py HUBBUB_BIN
+Prints `crash-tonight: N passed, M failed` last. Usage: test-crash-tonight.py HB_BIN
 """
 import asyncio
 import http.client

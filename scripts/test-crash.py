@@ -4,7 +4,7 @@
 Starts hubbub, registers a venue with a playlist, has many clients vote as fast as they can,
 kills the server with SIGKILL while votes are in flight, restarts it on the same data directory,
 and checks every track's voters: each acknowledged vote is there, and no user appears twice.
-Prints `crash: N passed, M failed` last. Usage: test-crash.py HUBBUB_BIN
+Prints `crash: N passed, M failed` last. Usage: test-crash.py HB_BIN
 """
 import asyncio
 import random

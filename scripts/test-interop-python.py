@@ -1,9 +1,9 @@
 """Interop tests: Hubbub's /echo, /healthz and /metrics driven by Python's `websockets` client.
 
 Run through scripts/test-interop.sh, which starts hubbub and sets:
-  HUBBUB_WS    e.g. ws://127.0.0.1:41234   (plain listener; also serves /healthz, /metrics)
-  HUBBUB_WSS   e.g. wss://127.0.0.1:41235  (TLS listener, self-signed dev certificate)
-  HUBBUB_CA    optional; certificate to trust for HUBBUB_WSS (default config/dev-cert/cert.pem)
+  HB_WS    e.g. ws://127.0.0.1:41234   (plain listener; also serves /healthz, /metrics)
+  HB_WSS   e.g. wss://127.0.0.1:41235  (TLS listener, self-signed dev certificate)
+  HB_CA    optional; certificate to trust for HB_WSS (default config/dev-cert/cert.pem)
   INTEROP_API_KEY  the operator key the server was started with (GET /metrics needs it)
 
 Needs websockets >= 13 (the `websockets.asyncio` API) and pytest. Tests are plain sync
@@ -40,7 +40,7 @@ def _env_url(name: str, scheme: str) -> str:
 
 
 def _ssl_context() -> ssl.SSLContext:
-    ca = pathlib.Path(os.environ.get("HUBBUB_CA") or REPO_ROOT / "config" / "dev-cert" / "cert.pem")
+    ca = pathlib.Path(os.environ.get("HB_CA") or REPO_ROOT / "config" / "dev-cert" / "cert.pem")
     if not ca.is_file():
         pytest.fail(f"certificate to trust for wss not found: {ca} (run config/make-dev-cert.sh)", pytrace=False)
     # Full verification: chain (the self-signed cert is its own trust anchor) and hostname.
@@ -48,7 +48,7 @@ def _ssl_context() -> ssl.SSLContext:
 
 
 def _base(scheme: str) -> str:
-    return _env_url("HUBBUB_WS", "ws") if scheme == "ws" else _env_url("HUBBUB_WSS", "wss")
+    return _env_url("HB_WS", "ws") if scheme == "ws" else _env_url("HB_WSS", "wss")
 
 
 def _connect(scheme: str, compression: str | None, path: str = "/echo"):
@@ -71,7 +71,7 @@ def _run(coro, timeout: float = TEST_TIMEOUT):
 
 
 def _http_base() -> str:
-    parts = urllib.parse.urlsplit(_env_url("HUBBUB_WS", "ws"))
+    parts = urllib.parse.urlsplit(_env_url("HB_WS", "ws"))
     return f"http://{parts.netloc}"
 
 

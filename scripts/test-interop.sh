@@ -7,7 +7,7 @@
 # plain and a TLS listener on free loopback ports, runs scripts/test-interop-python.py and
 # exits with pytest's status. Extra arguments go to pytest (e.g. -k echo, -x).
 #
-# Environment: HUBBUB_BIN (default .build/release/hubbub), INTEROP_TIMEOUT (seconds for the
+# Environment: HB_BIN (default .build/release/hubbub), INTEROP_TIMEOUT (seconds for the
 # pytest run, default 600).
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
@@ -32,11 +32,11 @@ export INTEROP_API_KEY
 start_hubbub --host 127.0.0.1 --port "$PORT" --tls-port "$TLS_PORT" --tls-cert "$CERT" --tls-key "$KEY" \
     --data-dir "$WORK/data" --api-key "$INTEROP_API_KEY"
 
-export HUBBUB_WS="ws://127.0.0.1:$PORT"
-export HUBBUB_WSS="wss://127.0.0.1:$TLS_PORT"
-export HUBBUB_CA="$CERT"
+export HB_WS="ws://127.0.0.1:$PORT"
+export HB_WSS="wss://127.0.0.1:$TLS_PORT"
+export HB_CA="$CERT"
 
-log "running pytest scripts/test-interop-python.py against $HUBBUB_WS and $HUBBUB_WSS"
+log "running pytest scripts/test-interop-python.py against $HB_WS and $HB_WSS"
 set +e
 timeout --kill-after=15 "$INTEROP_TIMEOUT" "$VENV_PY" -m pytest \
     -p no:cacheprovider -p no:asyncio --import-mode=importlib --rootdir "$REPO_ROOT/scripts" \
@@ -49,7 +49,7 @@ notes=0
 if ((rc == 124 || rc == 137)); then
     echo "error: pytest did not finish within ${INTEROP_TIMEOUT} s" >&2
     notes=1
-elif ! kill -0 "$HUBBUB_PID" 2>/dev/null; then
+elif ! kill -0 "$HB_PID" 2>/dev/null; then
     dump_hubbub_log
     echo "error: hubbub was no longer running at the end of the tests" >&2
     ((rc != 0)) || rc=1

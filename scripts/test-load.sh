@@ -12,12 +12,12 @@
 #   4. comparison mode: the `echo` and `fanout` scenarios, scaled down, against Hubbub and
 #      against a Python `websockets` peer in the same invocation, one report for both;
 #   5. a scenario with an impossible threshold must exit 1 (thresholds really decide).
-# Environment: HUBBUB_BIN, HUBBUB_LOAD_BIN (default .build/release/{hubbub,hubbub-load}).
+# Environment: HB_BIN, HB_LOAD_BIN (default .build/release/{hubbub,hubbub-load}).
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-LOAD="${HUBBUB_LOAD_BIN:-$REPO_ROOT/.build/release/hubbub-load}"
+LOAD="${HB_LOAD_BIN:-$REPO_ROOT/.build/release/hubbub-load}"
 [[ -x "$LOAD" ]] || die "$LOAD not found (swift build -c release)"
 ensure_venv 'websockets>=13'
 
@@ -26,11 +26,11 @@ PORT="$(free_port)"
 # Fast password hashing so seeding accounts through the protocol takes no time.
 # The operator key lets route-smoke's provider post its bursts (POST /api/intel).
 API_KEY="load-test-$RANDOM$RANDOM"
-start_hubbub --host 127.0.0.1 --port "$PORT" --data-dir "$WORK/data" --bench --auth-kdf-iterations 1000 --auth-signups-per-address-per-hour 100000000 --api-key "$API_KEY" --log-level warning
+start_hubbub --host 127.0.0.1 --port "$PORT" --data-dir "$WORK/data" --bench --auth-kdf-iterations 1000 --auth-kdf-max-queued 100000 --auth-signups-per-address-per-hour 100000000 --api-key "$API_KEY" --log-level warning
 
 log "smoke scenario"
 rc=0
-timeout 300 "$LOAD" run smoke --url "ws://127.0.0.1:$PORT" --server-pid "$HUBBUB_PID" --out "$WORK/smoke" || rc=$?
+timeout 300 "$LOAD" run smoke --url "ws://127.0.0.1:$PORT" --server-pid "$HB_PID" --out "$WORK/smoke" || rc=$?
 [[ $rc == 0 ]] || { dump_hubbub_log; die "the smoke scenario failed its thresholds (exit $rc)"; }
 for f in result.json summary.txt report.html; do [[ -s "$WORK/smoke/$f" ]] || die "smoke: $f was not written"; done
 "$VENV_PY" - "$WORK/smoke/result.json" <<'PY'
@@ -50,7 +50,7 @@ grep -q "<svg" "$WORK/smoke/report.html" || die "report.html has no plots"
 
 log "route-smoke scenario"
 rc=0
-timeout 300 "$LOAD" run route-smoke --url "ws://127.0.0.1:$PORT" --server-pid "$HUBBUB_PID" --api-key "$API_KEY" --out "$WORK/route-smoke" || rc=$?
+timeout 300 "$LOAD" run route-smoke --url "ws://127.0.0.1:$PORT" --server-pid "$HB_PID" --api-key "$API_KEY" --out "$WORK/route-smoke" || rc=$?
 [[ $rc == 0 ]] || { dump_hubbub_log; die "the route-smoke scenario failed its thresholds (exit $rc)"; }
 for f in result.json summary.txt report.html; do [[ -s "$WORK/route-smoke/$f" ]] || die "route-smoke: $f was not written"; done
 "$VENV_PY" - "$WORK/route-smoke/result.json" <<'PY'
@@ -72,7 +72,7 @@ grep -q "<svg" "$WORK/route-smoke/report.html" || die "route-smoke: report.html 
 
 log "tonight-smoke scenario"
 rc=0
-timeout 300 "$LOAD" run tonight-smoke --url "ws://127.0.0.1:$PORT" --server-pid "$HUBBUB_PID" --api-key "$API_KEY" --out "$WORK/tonight-smoke" || rc=$?
+timeout 300 "$LOAD" run tonight-smoke --url "ws://127.0.0.1:$PORT" --server-pid "$HB_PID" --api-key "$API_KEY" --out "$WORK/tonight-smoke" || rc=$?
 [[ $rc == 0 ]] || { dump_hubbub_log; die "the tonight-smoke scenario failed its thresholds (exit $rc)"; }
 "$VENV_PY" - "$WORK/tonight-smoke/result.json" <<'PY'
 import json, sys
@@ -95,7 +95,7 @@ on_exit "kill $PEER_PID 2>/dev/null || true"
 for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$PEER_PORT/" && break || sleep 0.1; done
 for scenario in echo fanout; do
     rc=0
-    timeout 300 "$LOAD" run "$scenario" --scale 0.02 --duration 2 --url "ws://127.0.0.1:$PORT" --server-pid "$HUBBUB_PID" \
+    timeout 300 "$LOAD" run "$scenario" --scale 0.02 --duration 2 --url "ws://127.0.0.1:$PORT" --server-pid "$HB_PID" \
         --compare "python=ws://127.0.0.1:$PEER_PORT" --compare-pid "python=$PEER_PID" --out "$WORK/$scenario" || rc=$?
     [[ $rc == 0 || $rc == 1 ]] || die "$scenario comparison could not run (exit $rc)"
     "$VENV_PY" - "$WORK/$scenario/result.json" "$scenario" <<'PY'

@@ -31,7 +31,7 @@ send If-None-Match / If-Modified-Since and get 304 (nothing pushed, `result="not
 and a hang count in hubbub_gtfs_rt_poll_failures_total{feed="city"}, are logged and back off; a new
 200 afterwards pushes intel.updated.
 Prints PASS/FAIL per check and `transit: N passed, M failed` last; exits 1 on any failure.
-Usage: test-transit.py HUBBUB_BIN
+Usage: test-transit.py HB_BIN
 """
 import csv
 import email.utils
@@ -143,7 +143,7 @@ class Hubbub:
                    HUBBUB_ROUTES_GTFS_MAX_UNCOMPRESSED_BYTES=str(MAX_UNZIPPED), **(env_extra or {}))
         log = open(self.log_path, "ab")
         self.proc = subprocess.Popen([BIN, "--host", "127.0.0.1", "--port", str(self.port), "--data-dir", self.data, "--log-level", "info",
-                                     "--auth-kdf-iterations", "1000", "--auth-signups-per-address-per-hour", "100000000",
+                                     "--auth-kdf-iterations", "1000", "--auth-kdf-max-queued", "100000", "--auth-signups-per-address-per-hour", "100000000",
                                      "--rate-limits-write-burst", "100000", "--rate-limits-write-per-second", "100000",
                                      "--rate-limits-auth-burst", "1000", "--rate-limits-read-burst", "100000",
                                      "--rate-limits-read-per-second", "100000"],

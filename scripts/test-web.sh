@@ -5,7 +5,7 @@
 #
 #   scripts/test-web.sh [pytest args...]
 #
-# Environment: HUBBUB_BIN (default .build/release/hubbub), HUBBUB_WEB_ROOT (serve the pages from
+# Environment: HB_BIN (default .build/release/hubbub), HUBBUB_WEB_ROOT (serve the pages from
 # this directory instead of those built in: edit and rerun without a rebuild).
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
@@ -13,7 +13,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 ensure_apt chromium chromium-driver nodejs
 ensure_venv websockets selenium pytest gtfs-realtime-bindings
-[[ -x "${HUBBUB_BIN}" ]] || die "build first: swift build -c release ($HUBBUB_BIN is missing)"
+[[ -x "${HB_BIN}" ]] || die "build first: swift build -c release ($HB_BIN is missing)"
 
 log "hubbub.js unit tests (node --test)"
 node --test Tests/web/

@@ -29,24 +29,24 @@ swift build -c release --build-tests
 
 log "swift test"
 swift test -c release --skip-build --skip ClusterTests 2>&1 | tee /tmp/hubbub-swift-test.log
-export HUBBUB_BIN="$REPO_ROOT/.build/release/hubbub"
+export HB_BIN="$REPO_ROOT/.build/release/hubbub"
 
 log "interop: Python websockets"
 scripts/test-interop.sh
 
 log "crash: kill -9 during a vote storm"
 ensure_venv websockets
-"$VENV_PY" scripts/test-crash.py "$HUBBUB_BIN"
+"$VENV_PY" scripts/test-crash.py "$HB_BIN"
 
 log "crash: kill -9 during a burst of intel posts, likes, comments and links"
-"$VENV_PY" scripts/test-crash-routes.py "$HUBBUB_BIN"
+"$VENV_PY" scripts/test-crash-routes.py "$HB_BIN"
 
 log "crash: kill -9 during an event-feed ingest"
-"$VENV_PY" scripts/test-crash-tonight.py "$HUBBUB_BIN"
+"$VENV_PY" scripts/test-crash-tonight.py "$HB_BIN"
 
 log "transit: GTFS and GTFS-Realtime ingest, poller"
 ensure_venv websockets gtfs-realtime-bindings
-"$VENV_PY" scripts/test-transit.py "$HUBBUB_BIN"
+"$VENV_PY" scripts/test-transit.py "$HB_BIN"
 
 log "PostgreSQL: the use-case tests and three nodes in this process, on a fresh cluster"
 scripts/test-postgres.sh

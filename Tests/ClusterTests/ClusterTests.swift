@@ -6,7 +6,7 @@ import HubbubTestSupport
 import Realtime
 import XCTest
 
-/// Three nodes on one PostgreSQL (`HUBBUB_TEST_POSTGRES`, set by scripts/test-postgres.sh), in
+/// Three nodes on one PostgreSQL (`HB_TEST_POSTGRES`, set by scripts/test-postgres.sh), in
 /// this process on loopback ports: any client on any node sees one service.
 final class ClusterTests: XCTestCase {
     var nodes: [TestServer] = []
@@ -19,9 +19,9 @@ final class ClusterTests: XCTestCase {
     /// leases and hears the others' commits and events, as a load balancer would wait for);
     /// `configure` adds to each node's settings.
     func startNodes(clock: WallClock = .system, _ configure: (inout HubbubConfiguration) -> Void = { _ in }) async throws -> [TestServer] {
-        guard let cluster = ProcessInfo.processInfo.environment["HUBBUB_TEST_POSTGRES"], !cluster.isEmpty else {
-            XCTFail("ClusterTests need PostgreSQL: run scripts/test-postgres.sh (it starts one and sets HUBBUB_TEST_POSTGRES)")
-            throw TestError("no HUBBUB_TEST_POSTGRES")
+        guard let cluster = ProcessInfo.processInfo.environment["HB_TEST_POSTGRES"], !cluster.isEmpty else {
+            XCTFail("ClusterTests need PostgreSQL: run scripts/test-postgres.sh (it starts one and sets HB_TEST_POSTGRES)")
+            throw TestError("no HB_TEST_POSTGRES")
         }
         let url = try TestPostgres.database(for: "cluster-\(UUID().uuidString)", in: cluster)
         let started = try (0..<3).map { _ in

@@ -7,7 +7,7 @@ import WebSocket
 import XCTest
 
 /// One change's pushes to many rooms (`RoomLogRows.append(rooms:)`, an intel item in every corridor
-/// it lies in), on SQLite and, when `HUBBUB_TEST_POSTGRES` is set (scripts/test-postgres.sh), on
+/// it lies in), on SQLite and, when `HB_TEST_POSTGRES` is set (scripts/test-postgres.sh), on
 /// PostgreSQL, where the heads move in one statement and the rows go in multi-row inserts.
 final class RoomLogManyRoomsTests: XCTestCase {
     private var directory = ""
@@ -18,7 +18,7 @@ final class RoomLogManyRoomsTests: XCTestCase {
         var migrator = SQLMigrations()
         RoomLogSchema.migrations(&migrator)
         var configuration = Store.Configuration(directory: directory)
-        if let cluster = ProcessInfo.processInfo.environment["HUBBUB_TEST_POSTGRES"], !cluster.isEmpty {
+        if let cluster = ProcessInfo.processInfo.environment["HB_TEST_POSTGRES"], !cluster.isEmpty {
             configuration.postgresURL = try TestPostgres.database(for: directory, in: cluster)
         }
         store = try Store(configuration: configuration, migrations: migrator)

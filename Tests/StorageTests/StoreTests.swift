@@ -3,7 +3,7 @@ import HubbubTestSupport
 import Storage
 import XCTest
 
-/// The store on SQLite, and on PostgreSQL when `HUBBUB_TEST_POSTGRES` is set (scripts/test-postgres.sh).
+/// The store on SQLite, and on PostgreSQL when `HB_TEST_POSTGRES` is set (scripts/test-postgres.sh).
 final class StoreTests: XCTestCase {
     private func makeStore(_ dir: String, maxPendingWrites: Int = 100_000) throws -> Store {
         var migrations = SQLMigrations()
@@ -13,7 +13,7 @@ final class StoreTests: XCTestCase {
         }
         var configuration = Store.Configuration(directory: dir)
         configuration.maxPendingWrites = maxPendingWrites
-        if let cluster = ProcessInfo.processInfo.environment["HUBBUB_TEST_POSTGRES"], !cluster.isEmpty {
+        if let cluster = ProcessInfo.processInfo.environment["HB_TEST_POSTGRES"], !cluster.isEmpty {
             configuration.postgresURL = try TestPostgres.database(for: dir, in: cluster)
         }
         return try Store(configuration: configuration, migrations: migrations)

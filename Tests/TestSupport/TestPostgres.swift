@@ -1,13 +1,13 @@
 import Foundation
 
-/// Databases for the suite run against PostgreSQL (`HUBBUB_TEST_POSTGRES=postgres://user@host:port`,
+/// Databases for the suite run against PostgreSQL (`HB_TEST_POSTGRES=postgres://user@host:port`,
 /// set by scripts/test-postgres.sh): one per server data directory, made with `psql`.
 public enum TestPostgres {
     /// The URL of the database for `dataDir`, created if it does not exist yet.
     public static func database(for dataDir: String, in cluster: String) throws -> String {
         let name = "t_" + String(dataDir.lowercased().unicodeScalars.filter { $0.properties.isAlphabetic || $0.properties.numericType != nil }
             .map(Character.init).suffix(40))
-        guard let url = URLComponents(string: cluster), let host = url.host else { throw TestError("HUBBUB_TEST_POSTGRES: \(cluster)") }
+        guard let url = URLComponents(string: cluster), let host = url.host else { throw TestError("HB_TEST_POSTGRES: \(cluster)") }
         let psql = Process()
         psql.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         psql.arguments = ["psql", "-h", host, "-p", "\(url.port ?? 5432)", "-U", url.user ?? "postgres", "-d", "postgres", "-q",

@@ -29,6 +29,7 @@ public final class TestServer: @unchecked Sendable {
         config.dataDir = dataDir ?? NSTemporaryDirectory() + "hubbub-test-\(UUID().uuidString)"
         config.logLevel = "warning"
         config.domainSettings[AccountsDomain.kdfIterations] = 1000 // fast tests; the KDF itself is the same
+        config.domainSettings[AccountsDomain.kdfMaxQueued] = 100_000 // tests sign many users up at once
         // Tests sign many users up from 127.0.0.1; the sign-up limit has tests of its own.
         config.domainSettings[AccountsDomain.signupsPerAddressPerHour] = 1_000_000
         config.rateLimits.authBurst = 1000
@@ -41,7 +42,7 @@ public final class TestServer: @unchecked Sendable {
             config.tls.cert = cert.cert
             config.tls.key = cert.key
         }
-        if let cluster = ProcessInfo.processInfo.environment["HUBBUB_TEST_POSTGRES"], !cluster.isEmpty {
+        if let cluster = ProcessInfo.processInfo.environment["HB_TEST_POSTGRES"], !cluster.isEmpty {
             // The suite against PostgreSQL: a database per data directory (a restart on the same
             // directory finds its data again).
             config.database.url = try TestPostgres.database(for: config.dataDir, in: cluster)

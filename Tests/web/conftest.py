@@ -112,7 +112,7 @@ class Server:
 
 @pytest.fixture(scope="session")
 def server():
-    binary = os.environ.get("HUBBUB_BIN", os.path.join(REPO, ".build", "release", "hubbub"))
+    binary = os.environ.get("HB_BIN", os.path.join(REPO, ".build", "release", "hubbub"))
     data = tempfile.mkdtemp(prefix="hubbub-web-")
     s = Server(binary, data, free_port())
     s.start()

@@ -413,7 +413,7 @@ def test_use_my_location_for_the_start_and_the_report(server, browser):
 def short_lived_server():
     """A server of its own whose reports expire 6 s after they were posted or last liked."""
     data = tempfile.mkdtemp(prefix="hubbub-web-ttl-")
-    binary = os.environ.get("HUBBUB_BIN", os.path.join(REPO, ".build", "release", "hubbub"))
+    binary = os.environ.get("HB_BIN", os.path.join(REPO, ".build", "release", "hubbub"))
     wrapper = os.path.join(data, "hubbub-short-ttl")
     with open(wrapper, "w") as f:
         f.write(f'#!/bin/sh\nexec "{binary}" "$@" --routes-intel-ttl-seconds 6\n')

@@ -10,6 +10,7 @@ struct JSONMeasure: ParsableCommand {
 
     @Option(help: "Approximate bytes of each shape's text.") var bytes = 1 << 20
     @Option(help: "Runs per parser and shape (the best is reported).") var runs = 7
+    @Option(help: "Only the shapes whose name contains this.") var shape = ""
     @Flag(help: "Fail (exit 1) when a shape is under 50 MB/s or a doubled shape costs over 3 times as much.") var check = false
 
     /// One kind of text: what a client might send, hostile or not.
@@ -57,7 +58,7 @@ struct JSONMeasure: ParsableCommand {
         let limits = JSONParser.Limits(maxDepth: 64, maxKeysPerObject: .max, maxValues: .max)
         var failures: [String] = []
         print("shape | bytes | JSONParser MB/s | Foundation MB/s | ratio")
-        for shape in Self.shapes(bytes: bytes) {
+        for shape in Self.shapes(bytes: bytes) where self.shape.isEmpty || shape.name.contains(self.shape) {
             var ours = Double.infinity, theirs = Double.infinity
             let data = Data(shape.text)
             for _ in 0..<runs {

@@ -3,7 +3,6 @@ import DomainSeam
 import Foundation
 import Logging
 import Metrics
-import Synchronization
 import Realtime
 import Transport
 import WebSocket
@@ -38,19 +37,24 @@ actor Session: SessionControl {
     nonisolated let address: String
     private let context: SessionContext
     private var identity: Identity? {
-        didSet { loggedIn.value.store(identity != nil, ordering: .releasing) }
+        didSet {
+            // The connection refuses a large message before log-in on its frame header (1009), so
+            // what a client without an account can make the server read and parse stays small.
+            if (identity == nil) != (oldValue == nil) { messageLimit(identity == nil) }
+        }
     }
-    /// Read by the connection's loop thread, which refuses large messages before log-in.
-    private let loggedIn: LoggedIn
+    /// Sets the connection's message limit: the one before log-in (true) or the endpoint's.
+    private let messageLimit: @Sendable (_ beforeLogIn: Bool) -> Void
     private var limiter: RateLimiter
     /// Rooms this connection is subscribed to.
     private var rooms: Set<String> = []
 
-    init(member: ConnectionID, address: String, context: SessionContext, loggedIn: LoggedIn) {
+    init(member: ConnectionID, address: String, context: SessionContext,
+         messageLimit: @escaping @Sendable (_ beforeLogIn: Bool) -> Void) {
         self.member = member
         self.address = address
         self.context = context
-        self.loggedIn = loggedIn
+        self.messageLimit = messageLimit
         self.limiter = RateLimiter(budgets: context.limits.rateBudgets)
     }
 
@@ -198,34 +202,26 @@ actor Session: SessionControl {
     func removeSubscription(_ room: String) { rooms.remove(room) }
 }
 
-/// Whether a session is logged in, as its connection's loop thread sees it.
-final class LoggedIn: Sendable {
-    let value = Atomic<Bool>(false)
-}
-
 /// Bridges a `/ws` connection's loop thread to its session actor.
 final class SessionHandler: WebSocketHandler {
     private let continuation: AsyncStream<Message>.Continuation
-    private let loggedIn = LoggedIn()
-    private let maxBytesBeforeLogin: Int
 
     init(connection: WebSocketConnection, context: SessionContext) {
-        maxBytesBeforeLogin = context.limits.maxMessageBytesBeforeLogin
+        let beforeLogIn = context.limits.maxMessageBytesBeforeLogin, full = connection.maxMessageSize
+        connection.maxMessageSize = beforeLogIn
         // Bounded: a client that sends faster than its requests are handled is closed (4003)
         // rather than allowed to queue without limit.
         let (stream, continuation) = AsyncStream<Message>.makeStream(
             bufferingPolicy: .bufferingOldest(context.limits.maxPendingRequests))
         self.continuation = continuation
-        let session = Session(member: connection.handle.id, address: connection.remoteAddress, context: context, loggedIn: loggedIn)
+        let handle = connection.handle
+        let session = Session(member: handle.id, address: connection.remoteAddress, context: context) { before in
+            handle.setMaxMessageSize(before ? beforeLogIn : full)
+        }
         Task { await session.run(stream) }
     }
 
     func onMessage(_ message: Message, connection: WebSocketConnection) {
-        // Checked here, on the loop thread, so that a large message costs no parse at all.
-        if message.data.count > maxBytesBeforeLogin, !loggedIn.value.load(ordering: .acquiring) {
-            continuation.finish()
-            return connection.close(code: .messageTooBig, reason: "at most \(maxBytesBeforeLogin) bytes per message before log-in")
-        }
         if case .dropped = continuation.yield(message) {
             connection.close(code: .abuse, reason: "too many requests in flight")
         }

@@ -25,6 +25,13 @@ public struct ConnectionHandle: Sendable, Hashable, CustomStringConvertible {
     /// Queues a message for this connection (encoded and compressed once, shared).
     public func send(_ message: OutboundMessage) { loop.submit(.send(self, message)) }
 
+    /// Sets the largest message the peer may send from now on (`WebSocketConnection.maxMessageSize`),
+    /// on the connection's loop, in order with what was sent to it before.
+    public func setMaxMessageSize(_ bytes: Int) {
+        let handle = self
+        loop.submit(.run { loop in loop.connection(for: handle)?.maxMessageSize = bytes })
+    }
+
     /// Starts the close handshake.
     public func close(code: CloseCode, reason: String = "") { loop.submit(.close(self, code, reason)) }
 }

@@ -116,6 +116,14 @@ public final class WebSocketConnection {
     /// The negotiated permessage-deflate parameters.
     public var compression: PerMessageDeflate.Parameters? { ws?.deflate }
 
+    /// Largest message the peer may send now (`WebSocketStateMachine.maxMessageSize`): lowered
+    /// for a while, never raised past the endpoint's limit. Loop thread only; from elsewhere,
+    /// `ConnectionHandle.setMaxMessageSize`.
+    public var maxMessageSize: Int {
+        get { ws?.maxMessageSize ?? 0 }
+        set { ws?.maxMessageSize = newValue }
+    }
+
     /// A thread-safe reference to this connection.
     public var handle: ConnectionHandle { ConnectionHandle(loop: loop, fd: fd, generation: generation) }
 

@@ -88,6 +88,14 @@ public struct WebSocketStateMachine {
     private var pingSentAt: UInt64 = 0
     private var maskState: UInt64
     public private(set) var state: State = .open
+    /// Largest message this connection may send now: the configuration's `maxMessageSize`, or
+    /// less for a peer that must send small messages for a while (a client before it logs in).
+    /// Beyond it: 1009, refused on the frame's header, before its payload arrives.
+    public var maxMessageSize: Int {
+        get { lowerMessageLimit ?? configuration.maxMessageSize }
+        set { lowerMessageLimit = newValue < configuration.maxMessageSize ? max(0, newValue) : nil }
+    }
+    private var lowerMessageLimit: Int?
     /// Frames parsed so far (for metrics; the transport reads and resets it).
     public var framesReceived: UInt32 = 0
 
@@ -161,8 +169,8 @@ public struct WebSocketStateMachine {
             if header.opcode == .text || header.opcode == .binary || header.opcode == .continuation {
                 // Refuse an oversized message before its payload arrives.
                 let sofar = assembling?.data.count ?? 0
-                if sofar + header.payloadLength > configuration.maxMessageSize {
-                    fail(WebSocketError(.messageTooBig, "message over \(configuration.maxMessageSize) bytes"), into: &actions)
+                if sofar + header.payloadLength > maxMessageSize {
+                    fail(WebSocketError(.messageTooBig, "message over \(maxMessageSize) bytes"), into: &actions)
                     break
                 }
             }
@@ -229,7 +237,7 @@ public struct WebSocketStateMachine {
                 return
             }
             do {
-                message.data = try inflater.decompress(message.data, limit: configuration.maxMessageSize)
+                message.data = try inflater.decompress(message.data, limit: maxMessageSize)
             } catch {
                 fail(error, into: &actions)
                 return

@@ -119,6 +119,20 @@ final class ProtocolErrorTests: XCTestCase {
         assertFails(c.feed(hex("81 7e 03 e9")), with: .messageTooBig, role: .client)
     }
 
+    func testALoweredMessageLimitRefusesOnTheHeaderAndCanBeRaisedBack() {
+        let config = SMConfig(maxFrameSize: 1 << 20, maxMessageSize: 1 << 20)
+        var m = makeMachine(.server, config)
+        m.maxMessageSize = 1000
+        XCTAssertEqual(m.maxMessageSize, 1000)
+        XCTAssertEqual(m.feed(clientFrame(.binary, [UInt8](repeating: 1, count: 1000))).count, 1, "at the lowered limit: delivered")
+        assertFails(m.feed(hex("82 fe 03 e9") + mask), with: .messageTooBig) // the header of 1001 bytes: refused before its payload
+        var raised = makeMachine(.server, config)
+        raised.maxMessageSize = 1000
+        raised.maxMessageSize = 1 << 30
+        XCTAssertEqual(raised.maxMessageSize, 1 << 20, "never above the configuration's")
+        XCTAssertEqual(raised.feed(clientFrame(.binary, [UInt8](repeating: 1, count: 5000))).count, 1)
+    }
+
     func testHugeDeclaredLengthDoesNotAllocate() {
         // 2^62 bytes declared: must fail with 1009 rather than trap or allocate.
         var m = makeMachine(.server)

@@ -112,10 +112,11 @@ async def main():
         print(f"full disk: filled {written >> 20} MB of {SIZE_MB} MB", flush=True)
         deadline = time.monotonic() + 30
         status, body = health(port)
-        while status != 503 and time.monotonic() < deadline:
+        while (status != 503 or not refused) and time.monotonic() < deadline:
             await asyncio.sleep(0.2)
             fill(filler + "2")  # whatever the server freed (a checkpoint) is taken again
             status, body = health(port)
+        print(f"full disk: /healthz {status} {body}", flush=True)
         results.check(status == 503 and body.get("status") == "unavailable" and "store" in body.get("reason", ""),
                       f"/healthz answers 503 with a reason while the store cannot commit: {status} {body}")
         refused_when_full = len(refused)

@@ -11,7 +11,10 @@
 #      (nothing acknowledged lost, nothing counted twice) and during an event-feed ingest (the
 #      store consistent, users' tonight state kept), GTFS and GTFS-Realtime ingest end to end
 #      (alerts as intel in each reader's language, updates and ends, hostile zips and messages,
-#      the poller's conditional GETs, failures and recovery), and the load harness end to end
+#      the poller's conditional GETs, failures and recovery), hostile input (a bystander's p99 while
+#      four clients without an account send the costliest messages the limits allow, and while 200
+#      connections log in at once; misspelt settings stopping the start; a full tmpfs data dir while
+#      patrons vote: /healthz 503 and back, nothing acknowledged lost), and the load harness end to end
 #      (the smoke scenario's thresholds, comparison mode, exit status),
 #   5. the whole Autobahn|Testsuite (kosoku) against /echo,
 #   6. headless Chromium against /echo over ws:// and wss://, and the web client's pages in
@@ -47,6 +50,9 @@ log "crash: kill -9 during an event-feed ingest"
 log "transit: GTFS and GTFS-Realtime ingest, poller"
 ensure_venv websockets gtfs-realtime-bindings
 "$VENV_PY" scripts/test-transit.py "$HB_BIN"
+
+log "hostile input: attackers without an account, a log-in storm, misspelt settings, a full disk"
+scripts/test-hostile.sh
 
 log "PostgreSQL: the use-case tests and three nodes in this process, on a fresh cluster"
 scripts/test-postgres.sh

@@ -8,8 +8,9 @@ import WebSocket
 /// `hostile`: does anyone starve the others? A bystander, logged in, sends one cheap op every
 /// `--interval-ms` and times each round trip, while either `--attackers` connections that never log
 /// in send the most expensive messages the limits allow (many keys, deep nesting, numbers,
-/// escapes; a new connection whenever one is closed), or `--logins` connections log in over and
-/// over at once (each one a password hash). Prints the bystander's percentiles; with
+/// escapes; a new connection whenever one is closed), or `--logins` connections each sign up an
+/// account of their own and then log in over and over, all at once (each one a password hash;
+/// the server must let that many sign-ups and in-flight log-ins come from one address). Prints the bystander's percentiles; with
 /// `--max-p99-ms` exits 1 when its p99 is over it.
 struct HostileCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "hostile", abstract: "A bystander's latency while others attack.")
@@ -32,7 +33,9 @@ struct HostileCommand: AsyncParsableCommand {
         let stats = AttackStats()
         var attacks: [Task<Void, Never>] = []
         if logins > 0 {
-            for _ in 0..<logins { attacks.append(Task { await Self.logInRepeatedly(url: url, login: name, until: deadline, stats: stats) }) }
+            for n in 0..<logins {
+                attacks.append(Task { await Self.logInRepeatedly(url: url, login: "\(name)-\(n)", until: deadline, stats: stats) })
+            }
         } else {
             let messages = Self.hostileMessages(bytes: messageBytes)
             for n in 0..<attackers {
@@ -58,7 +61,7 @@ struct HostileCommand: AsyncParsableCommand {
         for a in attacks { await a.value }
         let s = stats.snapshot()
         let what = logins > 0
-            ? "\(logins) connections logging in: \(s.loginsDone) log-ins done, \(s.refused) refused busy (rate_limited), log-in "
+            ? "\(logins) connections signing up, then logging in: \(s.loginsDone) sign-ups and log-ins done, \(s.refused) refused busy (rate_limited), log-in "
               + QueryCommand.percentiles(s.loginLatency)
             : "\(attackers) attackers: \(s.messages) hostile messages answered, \(s.connections) connections opened, \(s.closes) closed by the server"
         print(what)
@@ -116,13 +119,18 @@ struct HostileCommand: AsyncParsableCommand {
         }
     }
 
-    /// One connection logging in as `login` again and again, waiting as told when refused.
+    /// One connection signing up as `login`, then logging in again and again, waiting as told when refused.
     static func logInRepeatedly(url: String, login: String, until deadline: ContinuousClock.Instant, stats: AttackStats) async {
         guard let client = try? await RequestClient(url: url) else { return }
+        var signedUp = false
         while ContinuousClock.now < deadline && !Task.isCancelled {
             let started = ContinuousClock.now
-            guard let reply = try? await client.pipelined([("account.login", ["login": .string(login), "password": "load-pass-1"])])[0] else { return }
+            let request: (String, JSON) = signedUp
+                ? ("account.login", ["login": .string(login), "password": "load-pass-1"])
+                : ("account.signup", ["username": .string(login), "email": .string("\(login)@load.test"), "password": "load-pass-1"])
+            guard let reply = try? await client.pipelined([request])[0] else { return }
             if reply["ok"] == .bool(true) {
+                signedUp = true
                 stats.loggedIn(after: ContinuousClock.now - started)
             } else if case .int(let wait)? = reply["error"]?["retryAfterMs"] {
                 if case .string(let m)? = reply["error"]?["message"], m.contains("busy") { stats.add(refused: 1) }

@@ -22,6 +22,8 @@ struct HostileCommand: AsyncParsableCommand {
     @Option(help: "Seconds at the start not counted (connections opening).") var warmup = 2.0
     @Option(help: "Milliseconds between the bystander's requests.") var intervalMs = 50
     @Option(help: "Bytes of each hostile message (the server's limits.maxMessageBytesBeforeLogin or less).") var messageBytes = 16_000
+    @Option(help: "Keys in the many-keys message (limits.maxJsonKeysPerObject is 1000).") var keys = 999
+    @Option(help: "Only the message shapes whose name contains this (keys, deep, numbers, escapes).") var shape = ""
     @Option(help: "Fail when the bystander's p99 is over this many ms (0: report only).") var maxP99Ms = 0.0
 
     func run() async throws {
@@ -37,7 +39,8 @@ struct HostileCommand: AsyncParsableCommand {
                 attacks.append(Task { await Self.logInRepeatedly(url: url, login: "\(name)-\(n)", until: deadline, stats: stats) })
             }
         } else {
-            let messages = Self.hostileMessages(bytes: messageBytes)
+            let messages = Self.hostileMessages(bytes: messageBytes, keys: keys).filter { shape.isEmpty || $0.name.contains(shape) }.map(\.text)
+            guard !messages.isEmpty else { throw ValidationError("no message shape is named like \(shape)") }
             for n in 0..<attackers {
                 attacks.append(Task { await Self.attack(url: url, messages: messages, offset: n, until: deadline, stats: stats) })
             }
@@ -74,11 +77,11 @@ struct HostileCommand: AsyncParsableCommand {
     }
 
     /// Requests within every limit that cost the parser the most per byte, one of each shape.
-    static func hostileMessages(bytes: Int) -> [String] {
+    static func hostileMessages(bytes: Int, keys: Int) -> [(name: String, text: String)] {
         func request(_ args: String) -> String { #"{"id":1,"op":"auth","args":"# + args + "}" }
-        func fill(_ open: String, _ item: (Int) -> String, _ close: String) -> String {
+        func fill(_ open: String, _ item: (Int) -> String, _ close: String, most: Int = .max) -> String {
             var out = open, n = 0
-            while true {
+            while n < most {
                 let next = (n == 0 ? "" : ",") + item(n)
                 guard request(out + next + close).utf8.count <= bytes else { break }
                 out += next
@@ -86,12 +89,11 @@ struct HostileCommand: AsyncParsableCommand {
             }
             return request(out + close)
         }
-        let keysPerObject = 999 // limits.maxJsonKeysPerObject is 1000: the largest object allowed
         return [
-            fill("{", { "\"\(String($0, radix: 36))\":\($0 < keysPerObject ? "0" : "1")" }, "}"),
-            fill("{\"deep\":[", { _ in String(repeating: "[", count: 29) + "0" + String(repeating: "]", count: 29) }, "]}"),
-            fill("{\"n\":[", { "-\($0).\($0)e-\($0 % 300)" }, "]}"),
-            fill("{\"s\":[", { _ in #""\u00e9\ud83c\udfb5\n\"""# }, "]}"),
+            ("keys", fill("{", { "\"\(String($0, radix: 36))\":0" }, "}", most: keys)),
+            ("deep", fill("{\"deep\":[", { _ in String(repeating: "[", count: 29) + "0" + String(repeating: "]", count: 29) }, "]}")),
+            ("numbers", fill("{\"n\":[", { "-\($0).\($0)e-\($0 % 300)" }, "]}")),
+            ("escapes", fill("{\"s\":[", { _ in #""\u00e9\ud83c\udfb5\n\"""# }, "]}")),
         ]
     }
 

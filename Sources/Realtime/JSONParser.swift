@@ -173,13 +173,18 @@ public struct JSONParser {
     private mutating func string() throws(Error) -> String {
         i += 1
         let start = i
+        var ascii = true
         // Most strings (ids, names, titles) have no escape: one scan, then one copy into the String.
         while i < bytes.count {
             let c = bytes[i]
             if c == UInt8(ascii: "\"") {
-                defer { i += 1 }
-                return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<i]), as: UTF8.self)
+                let raw = UnsafeBufferPointer(rebasing: bytes[start..<i])
+                if ascii { i += 1; return String(decoding: raw, as: UTF8.self) }
+                guard let text = String(validating: raw, as: UTF8.self) else { throw Error(offset: start, reason: "invalid UTF-8 in string") }
+                i += 1
+                return text
             }
+            ascii = ascii && c < 0x80
             if c == UInt8(ascii: "\\") { break }
             if c < 0x20 { throw fail("control character in string") }
             i += 1
@@ -215,7 +220,9 @@ public struct JSONParser {
             default: i -= 1; throw fail("bad escape")
             }
         }
-        return String(decoding: scratch, as: UTF8.self)
+        // Not every caller's bytes were checked (an HTTP body): JSON text is UTF-8 (RFC 8259 §8.1).
+        guard let text = String(validating: scratch, as: UTF8.self) else { throw fail("invalid UTF-8 in string") }
+        return text
     }
 
     /// The code point of a `\uXXXX` escape (the `\u` read), joining a surrogate pair.

@@ -73,6 +73,16 @@ final class JSONParserTests: XCTestCase {
         }
     }
 
+    func testInvalidUTF8InAStringIsRefusedNotRepaired() {
+        // An HTTP body reaches the parser unchecked (a WebSocket text message is checked before).
+        for bytes: [UInt8] in [[0x22, 0xFF, 0x22], [0x22, 0x61, 0xC3, 0x22], [0x22, 0x5C, 0x6E, 0xED, 0xA0, 0x80, 0x22], [0x22, 0xF4, 0x90, 0x80, 0x80, 0x22]] {
+            XCTAssertThrowsError(try JSONParser.parse(bytes), "\(bytes)") { error in
+                XCTAssertEqual((error as? JSONParser.Error)?.reason, "invalid UTF-8 in string")
+            }
+        }
+        XCTAssertEqual(try JSONParser.parse(Array("\"ä\\n€\"".utf8)), .string("ä\n€"))
+    }
+
     func testEncodedValuesParseBackEqual() throws {
         var random = SystemRandomNumberGenerator()
         func value(_ depth: Int) -> JSON {

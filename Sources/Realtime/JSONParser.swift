@@ -132,12 +132,12 @@ public struct JSONParser {
             guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw fail("expected a string key") }
             let keyOffset = i
             let key = try string()
+            guard pairs.count < limits.maxKeysPerObject else {
+                throw Error(offset: keyOffset, reason: "more than \(limits.maxKeysPerObject) keys in an object", isLimit: true)
+            }
             if pairs.count < Self.linearKeyCheck {
                 for (k, _) in pairs where k == key { throw Error(offset: keyOffset, reason: "duplicate key \"\(key)\"") }
             } else {
-                guard pairs.count < limits.maxKeysPerObject else {
-                    throw Error(offset: keyOffset, reason: "more than \(limits.maxKeysPerObject) keys in an object", isLimit: true)
-                }
                 if seen == nil { seen = Set(pairs.map(\.0)) }
                 guard seen!.insert(key).inserted else { throw Error(offset: keyOffset, reason: "duplicate key \"\(key)\"") }
             }

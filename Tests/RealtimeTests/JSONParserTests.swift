@@ -25,6 +25,8 @@ final class JSONParserTests: XCTestCase {
         let e = refusal(object(keys: 1001), limits)
         XCTAssertEqual(e?.isLimit, true)
         XCTAssertEqual(e?.reason, "more than 1000 keys in an object")
+        XCTAssertEqual(refusal(object(keys: 4), JSONParser.Limits(maxKeysPerObject: 3))?.isLimit, true, "a limit below the hashed size too")
+        XCTAssertNoThrow(try parse(object(keys: 3), JSONParser.Limits(maxKeysPerObject: 3)))
     }
 
     func testDuplicateKeysAreFoundInSmallAndLargeObjects() {

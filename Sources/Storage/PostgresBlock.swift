@@ -1,5 +1,3 @@
-import Foundation
-
 /// One statement in PostgreSQL's dialect, as `PostgresDialect` made it, split where its values go,
 /// so that they can be written in as literals (`PostgresBlock`).
 struct PostgresStatement: Sendable {
@@ -12,16 +10,21 @@ struct PostgresStatement: Sendable {
     /// Whether it can run inside a `DO` block: an `INSERT`, `UPDATE`, `DELETE` or `SELECT` that
     /// returns nothing anyone reads (no `RETURNING`).
     let blockable: Bool
-    /// `SELECT` (it becomes `PERFORM` in a block, which has nowhere to put rows).
-    let isSelect: Bool
+    /// Where the word `SELECT` is in `pieces[0]` (UTF-8 offsets) when the statement is one: it
+    /// becomes `PERFORM` in a block, which has nowhere to put rows. A comment may come before it.
+    let select: Range<Int>?
 
     init(_ text: String) {
         self.text = text
         var pieces: [String] = [], placeholders: [Int] = [], current = ""
         let tokens = PostgresDialect.tokenize(text)
-        var i = 0
+        var i = 0, select: Range<Int>?, seenWord = false
         while i < tokens.count {
             let t = tokens[i]
+            if t.kind == .word, !seenWord {
+                seenWord = true
+                if t.upper == "SELECT" { select = current.utf8.count..<(current.utf8.count + t.text.utf8.count) }
+            }
             if t.kind == .symbol, t.text == "$", i + 1 < tokens.count, tokens[i + 1].kind == .word, let n = Int(tokens[i + 1].text), n > 0 {
                 pieces.append(current)
                 current = ""
@@ -36,7 +39,7 @@ struct PostgresStatement: Sendable {
         self.pieces = pieces
         self.placeholders = placeholders
         let words = tokens.filter { $0.kind == .word }.map(\.upper)
-        isSelect = words.first == "SELECT"
+        self.select = select
         blockable = ["INSERT", "UPDATE", "DELETE", "SELECT"].contains(words.first ?? "") && !words.contains("RETURNING")
     }
 
@@ -50,42 +53,6 @@ struct PostgresStatement: Sendable {
             out += pieces[i + 1]
         }
         return out
-    }
-}
-
-/// Values as PostgreSQL literals, whatever `standard_conforming_strings` says (escape strings).
-enum PostgresLiteral {
-    static func of(_ value: SQLValue) -> String? {
-        switch value {
-        case .null:
-            return "NULL"
-        case .integer(let n):
-            // In parentheses: `x -` followed by `-5` would start a comment.
-            return n < 0 ? "(\(n))" : "\(n)"
-        case .real(let d):
-            // Swift's shortest form reads back to the same double; "inf" and "nan" are float8's too.
-            return "'\(d)'::float8"
-        case .text(let s):
-            guard !s.unicodeScalars.contains("\0") else { return nil }
-            var out = "E'"
-            for c in s.unicodeScalars {
-                switch c {
-                case "'": out += "''"
-                case "\\": out += "\\\\"
-                default: out.unicodeScalars.append(c)
-                }
-            }
-            return out + "'"
-        case .blob(let bytes):
-            let digits = Array("0123456789abcdef".utf8)
-            var hex = [UInt8]()
-            hex.reserveCapacity(bytes.count * 2)
-            for b in bytes {
-                hex.append(digits[Int(b >> 4)])
-                hex.append(digits[Int(b & 0xF)])
-            }
-            return "E'\\\\x" + String(decoding: hex, as: UTF8.self) + "'::bytea"
-        }
     }
 }
 
@@ -113,12 +80,16 @@ struct PostgresBlock {
         }
         var out = "DO \(tag)\nBEGIN\n"
         for s in statements {
-            if s.statement.isSelect, let range = s.inlined.range(of: "SELECT", options: [.caseInsensitive, .anchored]) {
-                out += "PERFORM" + s.inlined[range.upperBound...]
+            if let select = s.statement.select {
+                // `inlined` starts with `pieces[0]`, where the offsets are.
+                let utf8 = s.inlined.utf8
+                out += s.inlined[..<utf8.index(utf8.startIndex, offsetBy: select.lowerBound)] + "PERFORM"
+                    + s.inlined[utf8.index(utf8.startIndex, offsetBy: select.upperBound)...]
             } else {
                 out += s.inlined
             }
-            out += ";\n"
+            // On a line of its own: a statement may end with a `--` comment.
+            out += "\n;\n"
         }
         return out + "END\n\(tag)"
     }

@@ -40,7 +40,12 @@ public enum PostgresDialect {
                 let table = words.count > 4 ? words[4].text : ""
                 // INSERT OR <verb> INTO: drop "OR <verb>".
                 guard let or = tokens.firstIndex(where: { $0.upper == "OR" }),
-                      let verb = tokens[(or + 1)...].firstIndex(where: { $0.kind == .word }) else { continue }
+                      let verb = tokens[(or + 1)...].firstIndex(where: { $0.kind != .space && $0.kind != .comment }),
+                      tokens[verb].kind == .word else {
+                    // Refused, not dropped (a statement left out looks to its caller as if it ran), nor
+                    // read past what follows OR (a placeholder there would vanish with it).
+                    throw Untranslatable(reason: "INSERT OR not followed by IGNORE or REPLACE")
+                }
                 let action = tokens[verb].upper
                 // …and the space after it.
                 tokens.removeSubrange(or...(verb + 1 < tokens.count && tokens[verb + 1].kind == .space ? verb + 1 : verb))
@@ -52,7 +57,7 @@ public enum PostgresDialect {
                         throw Untranslatable(reason: "INSERT OR REPLACE INTO \(table): its primary key is not known")
                     }
                     let columns = insertedColumns(tokens)
-                    let others = columns.filter { column in !key.contains { $0.lowercased() == column.lowercased() } }
+                    let others = columns.filter { column in !key.contains { $0.lowercased() == unquoted(column).lowercased() } }
                     let quotedKey = key.map(quoteIfReserved).joined(separator: ", ")
                     suffix = others.isEmpty ? " ON CONFLICT (\(quotedKey)) DO NOTHING"
                         : " ON CONFLICT (\(quotedKey)) DO UPDATE SET "
@@ -97,15 +102,22 @@ public enum PostgresDialect {
     /// PostgreSQL's reserved words that domains use as column names.
     static func quoteIfReserved(_ name: String) -> String { name.lowercased() == "user" ? "\"user\"" : name }
 
-    /// The column list of `INSERT INTO t (a, b, c) …`.
+    /// The column list of `INSERT INTO t (a, b, c) …`, each name as written (a quoted one keeps
+    /// its quotes: written back bare, `"my col"` would not be one name, nor `"it's"` a name at all).
     static func insertedColumns(_ tokens: [Token]) -> [String] {
         guard let open = tokens.firstIndex(where: { $0.text == "(" }) else { return [] }
         var columns: [String] = []
         for t in tokens[(open + 1)...] {
             if t.text == ")" { break }
-            if t.kind == .word || t.kind == .quoted { columns.append(t.kind == .quoted ? String(t.text.dropFirst().dropLast()) : t.text) }
+            if t.kind == .word || t.kind == .quoted { columns.append(t.text) }
         }
         return columns
+    }
+
+    /// A name as its table knows it: a quoted one without its quotes (a doubled quote is one).
+    static func unquoted(_ name: String) -> String {
+        guard name.count >= 2, name.hasPrefix("\""), name.hasSuffix("\"") else { return name }
+        return String(name.dropFirst().dropLast()).replacingOccurrences(of: "\"\"", with: "\"")
     }
 
     // MARK: Tokens

@@ -52,6 +52,16 @@ final class ScenarioTests: XCTestCase {
         }
     }
 
+    /// `--scale` takes a factor above 0, at most 1000: a NaN, an infinity or 1e300 used to trap in
+    /// `scaled(by:)` converting the count to an Int (fuzz/regressions/scenario).
+    func testScalesAreFactorsAbove0AtMost1000() {
+        XCTAssertEqual(Scenario.scale(fromArgument: "0.37"), 0.37)
+        XCTAssertEqual(Scenario.scale(fromArgument: "1000"), 1000)
+        for bad in ["0", "-2", "1000.5", "1e300", "inf", "nan", "", "x2"] {
+            XCTAssertNil(Scenario.scale(fromArgument: bad), bad)
+        }
+    }
+
     func testVenueScenarioFieldsAndDefaults() throws {
         let s = try parse("""
             {"name":"n","kind":"venues","durationSeconds":100,

@@ -34,6 +34,10 @@ final class PostgresDialectTests: XCTestCase {
                        "nothing but the key: nothing to update")
         XCTAssertThrowsError(try pg("INSERT OR REPLACE INTO unknown (a) VALUES (?)"), "a table whose key is not known")
         XCTAssertThrowsError(try pg("INSERT OR ROLLBACK INTO karma (user) VALUES (?)"))
+        XCTAssertThrowsError(try pg("INSERT OR (?)"), "refused, not dropped as if it ran (fuzz/regressions/postgres)")
+        XCTAssertEqual(try pg("INSERT OR REPLACE INTO karma (\"user\", \"My Col\") VALUES (?, ?)"),
+                       "INSERT INTO karma (\"user\", \"My Col\") VALUES ($1, $2) ON CONFLICT (\"user\") DO UPDATE SET \"My Col\" = EXCLUDED.\"My Col\"",
+                       "a quoted name stays quoted (fuzz/regressions/postgres)")
     }
 
     func testSchemaTypesAndSQLiteOnlyClauses() throws {

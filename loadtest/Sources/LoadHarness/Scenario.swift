@@ -286,6 +286,14 @@ public struct Scenario: Sendable, Equatable {
         return (0.1...86_400).contains(seconds) ? seconds : nil
     }
 
+    /// A factor as `--scale` takes it: above 0, at most 1000 (a file's largest crowd a thousand
+    /// times over still counts in an Int, connections included); nil otherwise, so that `scaled`
+    /// never meets a NaN, an infinity or a count past Int.max.
+    public static func scale(fromArgument text: String) -> Double? {
+        guard let factor = Double(text), factor > 0, factor <= 1000 else { return nil }
+        return factor
+    }
+
     /// Every connection the scenario may hold at once (for file-descriptor limits).
     public var peakConnections: Int {
         switch kind {

@@ -23,7 +23,7 @@ struct RunCommand: AsyncParsableCommand {
     @Option(parsing: .singleValue, help: "Also run against a peer: NAME=URL (echo and fanout only; repeatable).") var compare: [String] = []
     @Option(parsing: .singleValue, help: "A peer's pid for sampling: NAME=PID (repeatable).") var comparePid: [String] = []
     @Option(help: "Directory for result.json, summary.txt and report.html.") var out = "loadtest/results/latest"
-    @Option(help: "Multiply the crowd (venues, travellers) or connection counts.") var scale = 1.0
+    @Option(help: "Multiply the crowd (venues, travellers) or connection counts: above 0, at most 1000.") var scale: ScaleArgument?
     @Option(help: "Override the scenario's measured duration: seconds, or with a unit (90s, 30m, 2h; at most 24h).")
     var duration: DurationArgument?
     @Option(help: "Override the client loops (threads).") var loops: Int?
@@ -43,7 +43,7 @@ struct RunCommand: AsyncParsableCommand {
             FileHandle.standardError.write(Data("hubbub-load: \(error)\n".utf8))
             throw ExitCode(2)
         }
-        s = s.scaled(by: scale)
+        s = s.scaled(by: scale?.factor ?? 1)
         if let duration { s = s.withDuration(duration.seconds) }
         if let loops { s.client.loops = loops }
         if compression { s.client.compression = true }
@@ -107,6 +107,16 @@ struct RunCommand: AsyncParsableCommand {
     static func resolve(_ s: String) -> String {
         if s.contains("/") || s.hasSuffix(".json") { return s }
         return "config/scenarios/\(s).json"
+    }
+}
+
+/// `--scale`: a factor above 0, at most 1000.
+struct ScaleArgument: ExpressibleByArgument {
+    var factor: Double
+
+    init?(argument: String) {
+        guard let f = Scenario.scale(fromArgument: argument) else { return nil }
+        factor = f
     }
 }
 

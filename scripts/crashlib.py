@@ -85,6 +85,16 @@ async def session(url, name):
     return c, r["result"]["user"]["id"]
 
 
+async def venue_with_playlist(owner, name, tracks):
+    """A venue registered by owner (a Client) with a playlist of tracks t0...t<tracks-1>; its id."""
+    venue = (await owner.call("venue.register", name=name, address="1 Main St", postcode="1",
+                              city="Town", country="X", lat=1.0, lon=1.0))["result"]["venue"]["id"]
+    playlist = [{"uri": f"t{i}", "title": f"T{i}", "artist": "A", "explicit": False} for i in range(tracks)]
+    r = await owner.call("venue.playlist.set", venue=venue, playlistUri="p", creator="c", tracks=playlist)
+    assert r["ok"], r
+    return venue
+
+
 class Results:
     def __init__(self):
         self.passed = self.failed = 0

@@ -12,7 +12,7 @@ import sys
 import tempfile
 
 sys.dont_write_bytecode = True  # no __pycache__ in scripts/
-from crashlib import free_port, kill_when, session, start
+from crashlib import free_port, kill_when, session, start, venue_with_playlist
 
 BIN = sys.argv[1] if len(sys.argv) > 1 else ".build/release/hubbub"
 USERS, TRACKS = 40, 40
@@ -24,11 +24,7 @@ async def main():
     url = f"ws://127.0.0.1:{port}"
     proc = start(BIN, port, data)
     owner, _ = await session(url, "owner")
-    venue = (await owner.call("venue.register", name="Crash Bar", address="1 Main St", postcode="1",
-                              city="Town", country="X", lat=1.0, lon=1.0))["result"]["venue"]["id"]
-    tracks = [{"uri": f"t{i}", "title": f"T{i}", "artist": "A", "explicit": False} for i in range(TRACKS)]
-    r = await owner.call("venue.playlist.set", venue=venue, playlistUri="p", creator="c", tracks=tracks)
-    assert r["ok"], r
+    venue = await venue_with_playlist(owner, "Crash Bar", TRACKS)
     voters = [await session(url, f"user{i}") for i in range(USERS)]
     acked = set()
 

@@ -69,7 +69,10 @@ public final class Passwords: Sendable {
         let pool = slot.use()
         let bytes = Array(password.utf8)
         return await withCheckedContinuation { done in
-            pool.run { done.resume(returning: Digest.pbkdf2SHA256(password: bytes, salt: salt, iterations: iterations)) }
+            pool.run {
+                let key = Digest.pbkdf2SHA256(password: bytes, salt: salt, iterations: iterations)
+                return { done.resume(returning: key) }
+            }
         }
     }
 }
@@ -77,7 +80,8 @@ public final class Passwords: Sendable {
 /// Worker threads and the jobs waiting for them.
 private final class Pool: @unchecked Sendable {
     private let condition = NSCondition()
-    private var jobs: [() -> Void] = []
+    /// Each job does its work and returns what to do once its place is given back (resume its caller).
+    private var jobs: [() -> (() -> Void)] = []
     private var head = 0
     /// Jobs admitted and not finished (waiting, or running on a worker).
     private var admitted = 0
@@ -116,7 +120,7 @@ private final class Pool: @unchecked Sendable {
     }
 
     /// Runs `job` on a worker, in turn (its place was reserved).
-    func run(_ job: @escaping () -> Void) {
+    func run(_ job: @escaping () -> (() -> Void)) {
         condition.lock()
         jobs.append(job)
         condition.signal()
@@ -140,12 +144,14 @@ private final class Pool: @unchecked Sendable {
             }
             condition.unlock()
             let start = DispatchTime.now().uptimeNanoseconds
-            job()
+            let finish = job()
             let took = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
             condition.lock()
             admitted -= 1
             secondsPerJob = secondsPerJob * 0.8 + took * 0.2
             condition.unlock()
+            // The place is free before the caller goes on: a caller that asks again at once finds it.
+            finish()
         }
     }
 }

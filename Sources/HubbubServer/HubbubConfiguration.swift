@@ -256,7 +256,7 @@ extension HubbubConfiguration {
         for argument in arguments.dropFirst() where argument.hasPrefix("--") {
             let name = String(argument.dropFirst(2).split(separator: "=", maxSplits: 1).first ?? "")
             guard flags.contains(name) else {
-                throw ConfigurationError(key: name, problem: "unknown option --\(name)\(Spelling.suggestion(for: name, among: flags).replacingOccurrences(of: "mean ", with: "mean --")) (see --help and config/hubbub.json)")
+                throw ConfigurationError(key: name, problem: "unknown option --\(name)\(Spelling.suggestion(for: "--" + name, among: flags.map { "--" + $0 })) (see --help and config/hubbub.json)")
             }
         }
         let variables = Set(keys.map(environmentName))

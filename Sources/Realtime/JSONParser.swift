@@ -41,7 +41,7 @@ public struct JSONParser {
     }
 
     /// Objects up to this many keys find a duplicate by comparing with each key before; larger
-    /// ones keep a hash set, so that a many-keyed object costs linear time, not quadratic.
+    /// ones keep a `KeyIndex`, so that a many-keyed object costs linear time, not quadratic.
     private static let linearKeyCheck = 12
 
     private let bytes: UnsafeBufferPointer<UInt8>
@@ -124,7 +124,7 @@ public struct JSONParser {
     private mutating func object(depth: Int) throws(Error) -> JSON {
         try enter(depth)
         var pairs: [(String, JSON)] = []
-        var seen: Set<String>?
+        var index: KeyIndex?
         skipSpace()
         if i < bytes.count, bytes[i] == UInt8(ascii: "}") { i += 1; return .object(pairs) }
         while true {
@@ -138,8 +138,10 @@ public struct JSONParser {
             if pairs.count < Self.linearKeyCheck {
                 for (k, _) in pairs where k == key { throw Error(offset: keyOffset, reason: "duplicate key \"\(key)\"") }
             } else {
-                if seen == nil { seen = Set(pairs.map(\.0)) }
-                guard seen!.insert(key).inserted else { throw Error(offset: keyOffset, reason: "duplicate key \"\(key)\"") }
+                if index == nil { index = KeyIndex(pairs.lazy.map(\.0)) }
+                guard index!.insert(key, keyAt: { pairs[$0].0 }) else {
+                    throw Error(offset: keyOffset, reason: "duplicate key \"\(key)\"")
+                }
             }
             skipSpace()
             guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw fail("expected ':'") }
@@ -320,5 +322,50 @@ public struct JSONParser {
         // A number beyond Double's range would come back as infinity, which JSON cannot carry.
         guard let d = Double(text), d.isFinite else { throw Error(offset: start, reason: "number out of range") }
         return .double(d)
+    }
+}
+
+/// The keys of one many-keyed object, for finding a duplicate in constant time: open addressing
+/// over the keys' positions, by each key's hash, which is kept, so that growing the table never
+/// hashes a key again (`Set<String>` does: half the time of a 70,000-key object went to it).
+/// The hash is Swift's per-process seeded SipHash, so a client cannot choose keys that collide.
+struct KeyIndex {
+    /// The hash of the key at each position, in the object's order.
+    private var hashes: [Int] = []
+    /// Position + 1 of a key, or 0 for an empty slot; a power of two, at most half full.
+    private var slots: [Int32]
+
+    /// An index of `keys` (which have no duplicate).
+    init(_ keys: some Collection<String>) {
+        slots = Array(repeating: 0, count: 64)
+        hashes.reserveCapacity(32)
+        for key in keys { _ = insert(key, keyAt: { _ in "" }) }
+    }
+
+    /// Adds `key` as the next position, unless an equal key is there (false); `keyAt` gives the
+    /// key at an earlier position.
+    mutating func insert(_ key: String, keyAt: (Int) -> String) -> Bool {
+        let hash = key.hashValue
+        if (hashes.count + 1) * 2 > slots.count { grow() }
+        let mask = slots.count - 1
+        var s = hash & mask
+        while slots[s] != 0 {
+            let other = Int(slots[s]) - 1
+            if hashes[other] == hash, keyAt(other) == key { return false }
+            s = (s + 1) & mask
+        }
+        hashes.append(hash)
+        slots[s] = Int32(truncatingIfNeeded: hashes.count)
+        return true
+    }
+
+    private mutating func grow() {
+        slots = Array(repeating: 0, count: slots.count * 2)
+        let mask = slots.count - 1
+        for (position, hash) in hashes.enumerated() {
+            var s = hash & mask
+            while slots[s] != 0 { s = (s + 1) & mask }
+            slots[s] = Int32(truncatingIfNeeded: position + 1)
+        }
     }
 }

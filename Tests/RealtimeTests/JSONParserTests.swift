@@ -39,6 +39,26 @@ final class JSONParserTests: XCTestCase {
         XCTAssertNoThrow(try parse(#"{"a":{"b":1},"b":{"a":2}}"#), "the same key in different objects is fine")
     }
 
+    func testEveryDuplicateIsFoundAcrossTheKeyIndexGrowing() throws {
+        // The index starts at 64 slots and doubles at half full: duplicates of keys from before and
+        // after each growth, placed before and after it, with keys of every length.
+        var random = SystemRandomNumberGenerator()
+        let keys = (0..<1500).map { "key-\($0)-" + String(repeating: "x", count: $0 % 40) }
+        let limits = JSONParser.Limits(maxKeysPerObject: 10_000)
+        for n in [13, 32, 33, 64, 65, 129, 700, 1500] {
+            let unique = "{" + keys.prefix(n).map { "\"\($0)\":1" }.joined(separator: ",") + "}"
+            guard case .object(let pairs) = try parse(unique, limits) else { return XCTFail("not an object") }
+            XCTAssertEqual(pairs.map(\.0), Array(keys.prefix(n)), "\(n) distinct keys are all kept, in order")
+            for _ in 0..<5 {
+                let repeated = Int.random(in: 0..<n, using: &random)
+                var list = Array(keys.prefix(n))
+                list.insert(list[repeated], at: Int.random(in: (repeated + 1)...n, using: &random))
+                let text = "{" + list.map { "\"\($0)\":1" }.joined(separator: ",") + "}"
+                XCTAssertEqual(refusal(text, limits)?.reason, "duplicate key \"\(keys[repeated])\"", "\(n) keys, key \(repeated) twice")
+            }
+        }
+    }
+
     func testValuesInTheWholeTextCountContainersToo() throws {
         // Six values: the outer array, 1, the inner array, 2, 3 and 4.
         let limits = JSONParser.Limits(maxValues: 5)

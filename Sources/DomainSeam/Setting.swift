@@ -56,6 +56,16 @@ public enum SettingValueBox: Sendable, Equatable, CustomStringConvertible {
     case bool(Bool)
     case string(String)
 
+    /// What a value of this kind is, for an error ("an integer").
+    public var kindDescription: String {
+        switch self {
+        case .int: Int.kindDescription
+        case .double: Double.kindDescription
+        case .bool: Bool.kindDescription
+        case .string: String.kindDescription
+        }
+    }
+
     public var description: String {
         switch self {
         case .int(let v): "\(v)"

@@ -7,8 +7,10 @@ import SystemPackage
 import Transport
 import WebSocket
 
-/// Every setting of the server, with its default. The same defaults are written out in
-/// `config/hubbub.json`; a test keeps the two in step.
+/// Every setting of the server, with its default (a field's initial value). Each field is read
+/// through its line in `coreSettings` (key, range, help; `CoreSettings.swift`), the domains' through
+/// their own `Setting`s. The same defaults are written out in `config/hubbub.json`; a test keeps the
+/// two in step.
 public struct HubbubConfiguration: Sendable, Equatable {
     public var host = "0.0.0.0"
     public var port = 8080
@@ -307,38 +309,47 @@ extension HubbubConfiguration {
         return out
     }
 
-    /// `hubbub --help`: the main options, then every domain setting with its default and meaning.
-    /// Prints no value but the defaults, so no secret can show.
+    /// `hubbub --help`: how settings are given, then every key of the core and of each domain with
+    /// its default and meaning, grouped by the key's first part. Prints no value but the defaults,
+    /// and no secret's default either.
     public static func helpText(domains: [any Domain.Type] = HubbubServer.standardDomains) -> String {
         var text = """
-            usage: hubbub [--port N] [--tls-port N --tls-cert PEM --tls-key PEM] [--data-dir DIR] [--config FILE] [--bench]
-                          [--any-config-key VALUE ...]
+            usage: hubbub [--port N] [--tls-port N --tls-cert PEM --tls-key PEM] [--data-dir DIR] [--config FILE]
+                          [--database URL] [--any-setting VALUE ...]
 
-              --port N          plain ws:// and http:// port (default 8080; 0 picks a free one)
-              --tls-port N      wss:// port (default off); needs --tls-cert and --tls-key (PEM files)
-              --data-dir DIR    where durable data lives (default ./data)
-              --database URL    PostgreSQL instead of SQLite: postgres://user:password@host:port/database
-                                (several nodes may share it; prefer HUBBUB_DATABASE_URL for the password)
-              --config FILE     JSON settings (config/hubbub.json lists every key with its default)
-              --api-key KEY     operator key for GET /metrics and POST /api/... (secret; prefer HUBBUB_API_KEY)
-              --bench           also serve /broadcast for benchmarks
-              --no-echo         do not serve /echo (same as --echo false)
-
-            Every key of config/hubbub.json is also an option (limits.maxMessageBytes → --limits-max-message-bytes)
-            and an environment variable (HUBBUB_LIMITS_MAX_MESSAGE_BYTES). Command line beats environment beats file.
-
-            Domain settings:
+            Every setting below is an option (limits.maxMessageBytes → --limits-max-message-bytes), an environment
+            variable (HUBBUB_LIMITS_MAX_MESSAGE_BYTES) and a key of the JSON file named by --config or HUBBUB_CONFIG
+            (config/hubbub.json lists every key with its default). Command line beats environment beats file; an
+            unknown key stops the start. A flag's value may be left out for true (--bench) or given (--echo false);
+            --no-echo is --echo false.
+              --config FILE     JSON settings
+              --database URL    the same as --database-url (prefer HUBBUB_DATABASE_URL: it keeps the password off
+                                the command line)
+              --allowed-origins browsers from other origins are refused with 403 (a list; default: any origin)
 
             """
-        for setting in domains.flatMap({ $0.settings }) {
-            let shown = setting.isSecret ? "secret, never printed" : "default \(setting.defaultSetting)"
-            text += "  --\(cliName(setting.key)) (\(shown))\n      \(setting.help)\n"
+        let all: [any AnySetting] = coreSettings.map(\.setting) + domains.flatMap { $0.settings }
+        // Grouped by the key's first part, groups in the order they first appear.
+        func group(_ s: any AnySetting) -> String { s.key.contains(".") ? String(s.key.prefix { $0 != "." }) : "server" }
+        var groups: [String] = []
+        for s in all where !groups.contains(group(s)) { groups.append(group(s)) }
+        for name in groups {
+            text += "\n\(name):\n"
+            for setting in all where group(setting) == name {
+                let shown = setting.isSecret ? "secret, never printed" : "default \(helpDefault(setting.defaultSetting))"
+                text += "  --\(cliName(setting.key)) (\(shown))\n      \(setting.help)\n"
+            }
         }
         return text
     }
 
+    private static func helpDefault(_ value: SettingValueBox) -> String {
+        if case .string(let s) = value { return s.isEmpty ? "empty" : s }
+        return value.description
+    }
+
     /// The command-line form of a key, as swift-configuration spells it: `limits.maxHeaders` → `limits-max-headers`.
-    static func cliName(_ key: String) -> String {
+    public static func cliName(_ key: String) -> String {
         key.split(separator: ".").map { part -> String in
             var out = ""
             var previous: Character?
@@ -359,80 +370,18 @@ extension HubbubConfiguration {
     init(reader r: ConfigReader, log: KeyLog = KeyLog(), domainSettings: [any AnySetting] = []) throws {
         self.init()
         let v = Values(reader: r, log: log)
-        try v.string("host", &host)
-        try v.int("port", &port, 0...65535)
-        try v.int("tls.port", &tls.port, 0...65535)
-        try v.string("tls.cert", &tls.cert)
-        try v.string("tls.key", &tls.key)
-        try v.string("dataDir", &dataDir)
-        try v.string("database.url", &database.url)
+        for core in Self.coreSettings {
+            if let value = try v.setting(core.setting) { core.apply(&self, value) }
+        }
         try v.string("database", &database.url) // --database <url>
-        try v.string("cluster.advertise", &cluster.advertise)
-        try v.int("cluster.leaseSeconds", &cluster.leaseSeconds, 2...300)
-        try v.int("cluster.forwardTimeoutSeconds", &cluster.forwardTimeoutSeconds, 1...300)
-        try v.int("eventLoops", &eventLoops, 0...256)
-        try v.int("spinMicros", &spinMicros, 0...1_000_000)
-        try v.bool("bench", &bench)
-        try v.bool("echo", &echo)
-        try v.int("limits.maxConnections", &limits.maxConnections, 1...10_000_000)
-        try v.int("limits.maxConnectionsPerIp", &limits.maxConnectionsPerIp, 1...10_000_000)
-        try v.int("limits.maxFrameBytes", &limits.maxFrameBytes, 125...(1 << 30))
-        try v.int("limits.maxMessageBytes", &limits.maxMessageBytes, 125...(1 << 30))
-        try v.int("limits.echoMaxMessageBytes", &limits.echoMaxMessageBytes, 125...(1 << 30))
-        try v.int("limits.maxOutboundBytes", &limits.maxOutboundBytes, 1024...(1 << 30))
-        try v.int("limits.maxRequestBytes", &limits.maxRequestBytes, 256...(1 << 20))
-        try v.int("limits.maxHeaders", &limits.maxHeaders, 4...1000)
-        try v.int("limits.maxMessageBytesBeforeLogin", &limits.maxMessageBytesBeforeLogin, 125...(1 << 30))
-        try v.int("limits.maxJsonDepth", &limits.maxJsonDepth, 1...1000)
-        try v.int("limits.maxJsonKeysPerObject", &limits.maxJsonKeysPerObject, 1...10_000_000)
-        try v.int("limits.maxJsonValues", &limits.maxJsonValues, 1...100_000_000)
-        try v.int("timeouts.handshakeMs", &timeouts.handshakeMs, 100...600_000)
-        try v.int("timeouts.bodyIdleMs", &timeouts.bodyIdleMs, 100...600_000)
-        try v.int("timeouts.pingIntervalMs", &timeouts.pingIntervalMs, 0...3_600_000)
-        try v.int("timeouts.pongTimeoutMs", &timeouts.pongTimeoutMs, 100...3_600_000)
-        try v.int("timeouts.idleMs", &timeouts.idleMs, 0...86_400_000)
-        try v.int("timeouts.closeMs", &timeouts.closeMs, 100...600_000)
-        try v.int("timeouts.shutdownMs", &timeouts.shutdownMs, 0...600_000)
-        try v.int("timeouts.tickMs", &timeouts.tickMs, 10...10_000)
-        try v.bool("deflate.enabled", &deflate.enabled)
-        try v.bool("deflate.serverNoContextTakeover", &deflate.serverNoContextTakeover)
-        try v.bool("deflate.clientNoContextTakeover", &deflate.clientNoContextTakeover)
-        try v.int("deflate.serverMaxWindowBits", &deflate.serverMaxWindowBits, 9...15)
-        try v.int("deflate.memoryLevel", &deflate.memoryLevel, 1...9)
-        try v.int("deflate.level", &deflate.level, 1...9)
-        try v.int("deflate.minimumSize", &deflate.minimumSize, 0...(1 << 30))
         log.keys.append("allowedOrigins")
         if let origins = r.stringArray(forKey: "allowedOrigins") { allowedOrigins = origins }
-        try v.double("rateLimits.authPerSecond", &rateLimits.authPerSecond)
-        try v.int("rateLimits.authBurst", &rateLimits.authBurst, 1...1_000_000)
-        try v.double("rateLimits.readPerSecond", &rateLimits.readPerSecond)
-        try v.int("rateLimits.readBurst", &rateLimits.readBurst, 1...1_000_000)
-        try v.double("rateLimits.writePerSecond", &rateLimits.writePerSecond)
-        try v.int("rateLimits.writeBurst", &rateLimits.writeBurst, 1...1_000_000)
-        try v.int("rateLimits.abuseThreshold", &rateLimits.abuseThreshold, 1...1_000_000)
-        try v.int("sessions.maxPendingRequests", &sessions.maxPendingRequests, 1...1_000_000)
-        try v.int("sessions.maxSubscriptions", &sessions.maxSubscriptions, 1...100_000)
-        try v.int("rooms.historySize", &rooms.historySize, 0...1_000_000)
-        try v.int("rooms.historySeconds", &rooms.historySeconds, 0...86_400)
-        try v.int("rooms.historyBytes", &rooms.historyBytes, 0...(1 << 30))
-        try v.int("rooms.totalHistoryBytes", &rooms.totalHistoryBytes, 0...(1 << 40))
-        try v.int("rooms.logRetentionSeconds", &rooms.logRetentionSeconds, 60...604_800)
-        try v.string("api.key", &api.key)
-        try v.bool("web.enabled", &web.enabled)
-        try v.string("web.root", &web.root)
-        try v.int("storage.maxBatch", &storage.maxBatch, 1...100_000)
-        try v.int("storage.maxPendingWrites", &storage.maxPendingWrites, 1...10_000_000)
-        try v.int("storage.maxReaders", &storage.maxReaders, 1...64)
-        try v.int("storage.cacheKiB", &storage.cacheKiB, 64...(1 << 20))
-        try v.int("storage.busyTimeoutSeconds", &storage.busyTimeoutSeconds, 0...600)
-        try v.int("storage.writerCacheKiB", &storage.writerCacheKiB, 64...(1 << 22))
         for setting in domainSettings {
             // Kept only when it differs from the default, so equal settings compare equal.
             if let value = try v.setting(setting), value != setting.defaultSetting { self.domainSettings.set(setting.key, value) }
         }
-        try v.string("logLevel", &logLevel)
-        guard ["trace", "debug", "info", "notice", "warning", "error", "critical"].contains(logLevel) else {
-            throw ConfigurationError(key: "logLevel", problem: "unknown level \(logLevel)")
+        guard Self.logLevels.contains(logLevel) else {
+            throw ConfigurationError(key: "logLevel", problem: "unknown level \(logLevel)\(Spelling.suggestion(for: logLevel, among: Self.logLevels))")
         }
         if tls.port > 0 && (tls.cert.isEmpty || tls.key.isEmpty) {
             throw ConfigurationError(key: "tls.port", problem: "a TLS port needs tls.cert and tls.key (--tls-cert, --tls-key)")
@@ -449,27 +398,7 @@ extension HubbubConfiguration {
             if let s = reader.string(forKey: ConfigKey(key)) { target = s }
         }
 
-        func int(_ key: String, _ target: inout Int, _ range: ClosedRange<Int>) throws {
-            log.keys.append(key)
-            if let i = reader.int(forKey: ConfigKey(key)) {
-                guard range.contains(i) else {
-                    throw ConfigurationError(key: key, problem: "\(i) is outside \(range.lowerBound)...\(range.upperBound)")
-                }
-                target = i
-            } else if let s = reader.string(forKey: ConfigKey(key)) {
-                throw ConfigurationError(key: key, problem: "'\(s)' is not an integer")
-            }
-        }
 
-        func double(_ key: String, _ target: inout Double) throws {
-            log.keys.append(key)
-            if let d = reader.double(forKey: ConfigKey(key)) {
-                guard d > 0, d.isFinite else { throw ConfigurationError(key: key, problem: "\(d) must be a positive number") }
-                target = d
-            } else if let s = reader.string(forKey: ConfigKey(key)) {
-                throw ConfigurationError(key: key, problem: "'\(s)' is not a number")
-            }
-        }
 
         /// A domain's setting, read as its default's type and checked against its range.
         func setting(_ s: any AnySetting) throws -> SettingValueBox? {
@@ -484,7 +413,7 @@ extension HubbubConfiguration {
             }
             guard let found else {
                 if let text = reader.string(forKey: key) {
-                    throw ConfigurationError(key: s.key, problem: "'\(text)' is not of the right type (default: \(s.defaultSetting))")
+                    throw ConfigurationError(key: s.key, problem: "'\(text)' is not \(s.defaultSetting.kindDescription)")
                 }
                 return nil
             }
@@ -492,13 +421,5 @@ extension HubbubConfiguration {
             return found
         }
 
-        func bool(_ key: String, _ target: inout Bool) throws {
-            log.keys.append(key)
-            if let b = reader.bool(forKey: ConfigKey(key)) {
-                target = b
-            } else if let s = reader.string(forKey: ConfigKey(key)) {
-                throw ConfigurationError(key: key, problem: "'\(s)' is not true or false")
-            }
-        }
     }
 }

@@ -49,6 +49,46 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(configured.summary()["api.key"], "set (redacted)")
     }
 
+    /// Every key, the core's and each domain's, is in `--help` with its default and one line of help.
+    func testHelpListsEveryKeyWithItsDefaultAndMeaning() {
+        let help = HubbubConfiguration.helpText()
+        let settings = HubbubConfiguration.coreSettings.map(\.setting) + HubbubServer.standardDomains.flatMap { $0.settings }
+        XCTAssertEqual(Set(settings.map(\.key)).count, settings.count, "no key is declared twice")
+        for setting in settings {
+            XCTAssertFalse(setting.help.isEmpty, "\(setting.key) has no help")
+            let line = "--\(HubbubConfiguration.cliName(setting.key)) ("
+            guard let at = help.range(of: line) else { XCTFail("--help lacks \(setting.key)"); continue }
+            let rest = help[at.upperBound...].prefix { $0 != ")" }
+            if !setting.isSecret, case .int(let d) = setting.defaultSetting { XCTAssertEqual(rest, "default \(d)", setting.key) }
+            XCTAssertTrue(help[at.upperBound...].contains(setting.help), "\(setting.key)'s help is printed")
+        }
+        for group in ["\nserver:\n", "\nlimits:\n", "\ntimeouts:\n", "\nvenues:\n", "\nauth:\n"] {
+            XCTAssertEqual(help.components(separatedBy: group).count, 2, "one group \(group)")
+        }
+    }
+
+    /// Each integer key of the core refuses a value just past either end of its range, naming the key,
+    /// and takes its ends.
+    func testEveryCoreKeyChecksItsRange() async throws {
+        for core in HubbubConfiguration.coreSettings {
+            guard case .int(let d) = core.setting.defaultSetting else { continue }
+            let key = core.setting.key, flag = "--" + HubbubConfiguration.cliName(key)
+            for bad in [Int.min, Int.max] where core.setting.check(.int(bad)) != nil {
+                do {
+                    _ = try await HubbubConfiguration.load(arguments: ["hubbub", flag, "\(bad)"], environment: [:])
+                    XCTFail("\(key) took \(bad)")
+                } catch let e as ConfigurationError {
+                    XCTAssertEqual(e.key, key)
+                }
+            }
+            XCTAssertNil(core.setting.check(.int(d)), "\(key)'s default is in its range")
+        }
+        let twice = try await HubbubConfiguration.load(arguments: ["hubbub", "--limits-max-headers", "4", "--timeouts-tick-ms", "10000"],
+                                                       environment: [:])
+        XCTAssertEqual(twice.limits.maxHeaders, 4)
+        XCTAssertEqual(twice.timeouts.tickMs, 10_000)
+    }
+
     func testCommandLineBeatsEnvironmentBeatsFile() async throws {
         let file = NSTemporaryDirectory() + "hubbub-config-\(UUID().uuidString).json"
         try #"{"port": 1111, "tls": {"port": 2222, "cert": "c.pem", "key": "k.pem"}, "limits": {"maxHeaders": 10}}"#

@@ -72,16 +72,16 @@ public struct RoutesDomain: Domain {
 
     public let hub: IntelHub
     public let directory: CorridorDirectory
-    private let feed: RoomFeed
-    private let sweepInterval: Double
-    private let maxQueryDegrees: Double
-    private let capabilities: Capabilities
-    private let store: Store
+    let feed: RoomFeed
+    let sweepInterval: Double
+    let maxQueryDegrees: Double
+    let capabilities: Capabilities
+    let store: Store
     private let provider: ProviderIntel
-    private let recording: RecordedPaths.Limits
-    private let commentsShown: Int
+    let recording: RecordedPaths.Limits
+    let commentsShown: Int
     private let pruning: Pruning
-    private let following: RecordedPath.Rules
+    let following: RecordedPath.Rules
 
     public init(context: DomainContext) throws {
         let capabilities = context.capabilities
@@ -167,166 +167,6 @@ public struct RoutesDomain: Domain {
                 if await capabilities.resolve(LoggedRooms.self)?.holds(Self.home) ?? true { await hub.sweep(now: now, window: window) }
             },
             Periodic(every: pruning.interval) { now in await pruning.run(now: now) },
-        ]
-    }
-
-    public var ops: [Op] {
-        let hub = self.hub, directory = self.directory, maxQueryDegrees = self.maxQueryDegrees, capabilities = self.capabilities
-        let store = self.store, commentsShown = self.commentsShown
-        /// The language the caller reads, for the items in a reply.
-        @Sendable func language(_ user: String) -> String? { capabilities.resolve(UserDirectory.self)?.language(of: user) }
-        return [
-            .user("route.subscribe", .read, RouteSubscribeArgs.self) { c throws(ProtocolError) in
-                let a = c.args, user = c.user
-                let width = a.widthMeters ?? directory.configuration.defaultWidthMeters
-                var corridor: Corridor
-                do throws(Corridor.Refusal) {
-                    corridor = try Corridor(from: a.from, via: a.via, to: a.to, widthMeters: width, limits: directory.configuration.limits)
-                } catch {
-                    throw .badRequest("field \(error.field): \(error.message)")
-                }
-                // UC1: a route given without `via` follows the caller's recorded path to that destination,
-                // when there is one starting near `from`; that corridor is the caller's alone.
-                var owner: CorridorOwner?
-                let destination = Destinations.id(of: a.to)
-                if a.via.isEmpty {
-                    let recorded: [GeoPoint]
-                    do {
-                        recorded = try await store.read { db in try RecordedPaths.path(user: user, destination: destination, db) }
-                    } catch {
-                        throw ProtocolError(.unavailable, "could not read the recorded path; try again")
-                    }
-                    if let along = RecordedPath.corridor(from: a.from, to: a.to, recorded: recorded, widthMeters: width, rules: following,
-                                                         limits: directory.configuration.limits) {
-                        corridor = along
-                        owner = CorridorOwner(user: user, destination: destination)
-                    }
-                }
-                let room = RoomName(prefix: "route", id: CorridorDirectory.id(of: corridor, owner: owner))
-                guard let rooms = capabilities.resolve(LoggedRooms.self) else { throw ProtocolError(.internal, "no room log") }
-                // The subscription limit is checked before a corridor is made for it (`join` counts it once).
-                try await c.session.addSubscription(room.name)
-                do {
-                    _ = try await store.write { db in
-                        try Destinations.remember(user: user, to: a.to, label: a.label, filter: a.filter, now: Date().timeIntervalSince1970, db)
-                    }
-                } catch {
-                    await c.session.removeSubscription(room.name)
-                    throw ProtocolError(.unavailable, "could not save the destination; try again")
-                }
-                do throws(ProtocolError) { try await directory.save(corridor, owner: owner) } catch {
-                    await c.session.removeSubscription(room.name)
-                    throw error
-                }
-                // The corridor's owner node takes the snapshot with the caller's filter and order.
-                try await rooms.join(room, user: user, session: c.session, reply: c.reply, view: a.view.json) { s in
-                    ["room": .string(room.name), "seq": .int(Int(s.head.seq)), "epoch": .string(s.head.epoch),
-                     "corridor": s.data["corridor"] ?? .null, "items": s.data["items"] ?? .array([])]
-                }
-                return .sent // the corridor answered, ahead of any push
-            },
-            .user("route.track", .write, TrackArgs.self) { c throws(ProtocolError) in
-                let user = c.user, a = c.args, limits = recording
-                let now = Date().timeIntervalSince1970
-                if let late = a.fixes.firstIndex(where: { $0.at > now + 300 || $0.at < now - 86_400 }) {
-                    throw .badRequest("field points[\(late)].at must be a time (seconds since 1970) within the last day and not in the future")
-                }
-                let recorded: Int
-                do {
-                    recorded = try await store.write { db in
-                        guard try Destinations.exists(user: user, id: a.destination, db) else {
-                            throw ProtocolError.notFound("no destination \(a.destination): route.subscribe to it first")
-                        }
-                        return try RecordedPaths.append(user: user, destination: a.destination, fixes: a.fixes, limits: limits, db)
-                    }
-                } catch let refusal as ProtocolError {
-                    throw refusal
-                } catch {
-                    throw ProtocolError(.unavailable, "could not save the points; try again")
-                }
-                return .reply(["destination": .string(a.destination), "recorded": .int(recorded)])
-            },
-            .user("intel.post", .write, IntelPostArgs.self) { c throws(ProtocolError) in
-                // Pushed with it: every live corridor containing it, once each.
-                let item = try await hub.post(c.args.draft, by: .user(c.user), now: Date().timeIntervalSince1970)
-                let names = await directory.aliases([c.user])
-                return .reply(["item": item.json(aliases: names)])
-            }.homed { _ in Self.home },
-            .user("intel.get", .read, ItemArgs.self) { c throws(ProtocolError) in
-                guard let item = try await hub.item(c.args.item) else { throw .notFound("no live item \(c.args.item)") }
-                let (comments, truncated) = try await hub.comments(of: item.id, limit: commentsShown)
-                var linked: [IntelItem] = []
-                for id in item.links { if let other = try await hub.item(id) { linked.append(other) } }
-                let names = await directory.aliases(([item] + linked).compactMap(\.user) + comments.compactMap(\.user))
-                let commentsJSON = comments.map { comment -> JSON in
-                    ["by": comment.user.map { author($0, names) } ?? ["alias": "deleted user"], "text": .string(comment.text), "at": .double(comment.at)]
-                }
-                let reader = language(c.user)
-                return .reply(["item": item.json(aliases: names, language: reader), "comments": .array(commentsJSON),
-                               "commentsTruncated": .bool(truncated), "linked": .array(linked.map { $0.json(aliases: names, language: reader) })])
-            }.homed { _ in Self.home },
-            .user("intel.comment", .write, CommentArgs.self) { c throws(ProtocolError) in
-                let now = Date().timeIntervalSince1970
-                let item = try await hub.comment(c.args.item, by: c.user, text: c.args.text, now: now)
-                let names = await directory.aliases([item.user, c.user].compactMap { $0 })
-                return .reply(["item": item.json(aliases: names, language: language(c.user)),
-                               "comment": ["by": author(c.user, names), "text": .string(c.args.text), "at": .double(now)]])
-            }.homed { _ in Self.home },
-            .user("intel.link", .write, LinkArgs.self) { c throws(ProtocolError) in
-                let (a, b) = try await hub.link(c.args.item, to: c.args.to, by: c.user, now: Date().timeIntervalSince1970)
-                let names = await directory.aliases([a.user, b.user].compactMap { $0 })
-                let reader = language(c.user)
-                return .reply(["item": a.json(aliases: names, language: reader), "to": b.json(aliases: names, language: reader)])
-            }.homed { _ in Self.home },
-            .user("intel.query", .read, QueryArgs.self) { c throws(ProtocolError) in
-                let q = c.args
-                // A bounded box bounds the cells a query merges (newest first, stopping at the limit).
-                let lonSpan = q.minLon <= q.maxLon ? q.maxLon - q.minLon : 360 - (q.minLon - q.maxLon)
-                guard q.maxLat - q.minLat <= maxQueryDegrees, lonSpan <= maxQueryDegrees else {
-                    throw .badRequest("the box may span at most \(maxQueryDegrees)° of latitude and of longitude")
-                }
-                let (items, truncated) = try await hub.query(minLat: q.minLat, minLon: q.minLon, maxLat: q.maxLat, maxLon: q.maxLon,
-                                                         since: q.since, until: q.until, filter: q.filter)
-                let names = await directory.aliases(items.compactMap(\.user))
-                let reader = language(c.user)
-                return .reply(["items": .array(items.map { $0.json(aliases: names, language: reader) }), "truncated": .bool(truncated)])
-            }.homed { _ in Self.home },
-            .user("destinations.list", .read, NoArguments.self) { c throws(ProtocolError) in
-                let user = c.user
-                do {
-                    return .reply(["destinations": .array(try await store.read { db in try Destinations.list(user: user, limit: 100, db) })])
-                } catch {
-                    throw ProtocolError(.unavailable, "could not read destinations")
-                }
-            },
-            .user("destination.forget", .write, DestinationArgs.self) { c throws(ProtocolError) in
-                let user = c.user, id = c.args.destination
-                let forgotten: Bool
-                do {
-                    forgotten = try await store.write { db in
-                        try RecordedPaths.forget(user: user, destination: id, db)
-                        return try Destinations.forget(user: user, id: id, db)
-                    }
-                } catch {
-                    throw ProtocolError(.unavailable, "could not forget the destination; try again")
-                }
-                await hub.dropPrivate(of: user, destination: id)
-                guard forgotten else { throw .notFound("no destination \(id)") }
-                return .reply(["forgotten": .string(id)])
-            }.homed { _ in Self.home }, // the owner drops the corridor that followed it
-            .user("user.karma", .read, UserArgument.self) { c throws(ProtocolError) in
-                let user = c.args.user ?? c.user
-                if user != c.user, await capabilities.resolve(UserDirectory.self)?.exists(user) == false {
-                    throw .notFound("no user \(user)")
-                }
-                let points = try await hub.karma(of: user)
-                return .reply(["user": .string(user), "karma": .int(points), "level": .string(Karma.level(for: points))])
-            },
-            .user("intel.like", .write, ItemArgs.self) { c throws(ProtocolError) in
-                let item = try await hub.like(c.args.item, by: c.user, now: Date().timeIntervalSince1970)
-                let names = await directory.aliases(item.user.map { [$0] } ?? [])
-                return .reply(["item": item.json(aliases: names, language: language(c.user))])
-            }.homed { _ in Self.home },
         ]
     }
 

@@ -498,55 +498,30 @@ public actor AccountService {
     }
 
     /// Updates the caller's own profile with the fields given.
-    public func updateProfile(_ id: String, args: Args) async throws(ProtocolError) -> JSON {
+    public func updateProfile(_ id: String, _ patch: ProfilePatch) async throws(ProtocolError) -> JSON {
         var sets: [String] = []
         var values: [SQLValue] = []
-        for (field, column) in [("spotify", "spotify"), ("facebook", "facebook"), ("twitter", "twitter")] where args.value[field] != nil {
-            let v = try args.optionalString(field, maxLength: 100)
+        for (column, value) in patch.links {
             sets.append("\(column) = ?")
-            values.append((v?.isEmpty == true ? nil : v).sqlValue)
+            values.append(value.sqlValue)
         }
-        for (field, column) in [("favoriteArtists", "favorite_artists"), ("favoriteGenres", "favorite_genres")] where args.value[field] != nil {
-            let list = try args.optionalStringArray(field, maxCount: 200, maxLength: 200) ?? []
+        for (column, list) in patch.favorites {
             sets.append("\(column) = ?")
             values.append(JSON.array(list.map { .string($0) }).encoded.sqlValue)
         }
-        if args.value["alias"] != nil {
-            // An empty or null alias goes back to the username.
-            let alias = try args.optionalString("alias", maxLength: 200).map { $0.trimmingCharacters(in: .whitespaces) }
-            if let alias, !alias.isEmpty { try Validation.alias(alias) }
+        if let alias = patch.alias {
             sets.append("alias = ?")
-            values.append((alias?.isEmpty == false ? alias : nil).sqlValue)
+            values.append(alias.sqlValue)
         }
-        var language: String??
-        if args.value["language"] != nil {
-            // An empty or null language goes back to none: items are shown in their original text.
-            let tag = try args.optionalString("language", maxLength: 35).map { $0.trimmingCharacters(in: .whitespaces) }
-            if let tag, !tag.isEmpty, !LanguageTag.isWellFormed(tag) {
-                throw .badRequest("field language must be a BCP 47 language tag such as en, fi, tr or pt-BR")
-            }
-            language = .some(tag?.isEmpty == false ? tag : nil)
+        if let language = patch.language {
             sets.append("language = ?")
-            values.append(language!.sqlValue)
+            values.append(language.sqlValue)
         }
-        var audiences: [(PrivateList, Audience)] = []
-        if let privacy = args.value["privacy"], privacy != .null {
-            guard case .object(let fields) = privacy else { throw .badRequest("privacy must be an object {checkins?, votes?, requests?}") }
-            for (key, value) in fields {
-                guard let list = PrivateList(rawValue: key) else {
-                    throw .badRequest("privacy.\(key): unknown list (checkins, votes or requests)")
-                }
-                guard case .string(let text) = value, let audience = Audience(rawValue: text) else {
-                    throw .badRequest("privacy.\(key) must be \"everyone\" or \"nobody\"")
-                }
-                sets.append("privacy_\(list.rawValue) = ?")
-                values.append(audience.rawValue.sqlValue)
-                audiences.append((list, audience))
-            }
+        for (list, audience) in patch.privacy {
+            sets.append("privacy_\(list.rawValue) = ?")
+            values.append(audience.rawValue.sqlValue)
         }
-        guard !sets.isEmpty else {
-            throw .badRequest("nothing to update: give spotify, facebook, twitter, favoriteArtists, favoriteGenres, alias, language or privacy")
-        }
+        let audiences = patch.privacy, language = patch.language
         let sql = "UPDATE user SET \(sets.joined(separator: ", ")) WHERE id = ? AND deleted_at IS NULL"
         let arguments = SQLArguments(values + [id.sqlValue])
         do {

@@ -114,7 +114,7 @@ public struct AccountsDomain: Domain {
             },
             .user("profile.update", .write, ProfileUpdateArgs.self) { c throws(ProtocolError) in
                 if let target = c.args.user, target != c.user { throw .forbidden("you can only edit your own profile") }
-                return .reply(["profile": try await accounts.updateProfile(c.user, args: c.args.args)])
+                return .reply(["profile": try await accounts.updateProfile(c.user, c.args.patch)])
             },
         ]
     }
@@ -207,11 +207,9 @@ struct TokenArgs: OpArguments {
 
 struct ProfileUpdateArgs: OpArguments {
     var user: String?
-    var args: Args
+    var patch: ProfilePatch
     init(_ a: Args) throws(ProtocolError) {
         user = try a.optionalString("user", maxLength: 64)
-        // Read by AccountService.updateProfile, each only when given.
-        a.declare("spotify", "facebook", "twitter", "favoriteArtists", "favoriteGenres", "alias", "language", "privacy")
-        args = a
+        patch = try ProfilePatch(a)
     }
 }

@@ -171,12 +171,6 @@ public actor AccountService {
     /// Revoked tokens remembered (tests and metrics).
     public var revokedCount: Int { revoked.count }
 
-    /// Entries in the guessing limits' tables (tests and the memory report).
-    public var throttleEntries: Int {
-        let t = throttle.tracked
-        return t.accounts + t.suspects + t.addresses + signups.count
-    }
-
     // MARK: Sign-up and log-in
 
     /// Creates an account; `address` is where the request came from (sign-ups per address are limited).

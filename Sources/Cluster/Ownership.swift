@@ -217,10 +217,4 @@ public final class Ownership: RoomOwners {
             logger.warning("cluster: could not give back this node's leases (they run out by themselves)", metadata: ["error": "\(error)"])
         }
     }
-
-    /// Rooms this node counts as its own now (metrics, tests).
-    public var ownedCount: Int {
-        let now = Self.now()
-        return entries.withLock { $0.values.filter { if case .mine(let until, _) = $0 { until > now } else { false } }.count }
-    }
 }

@@ -150,8 +150,6 @@ public actor IntelHub {
 
     /// Live items (tests, metrics).
     public var liveCount: Int { live.items.count }
-    /// Live corridors (tests, metrics).
-    public var liveCorridorCount: Int { corridors.count }
     /// When the next item falls due, if any.
     public var nextExpiry: Double? { live.expiry.next }
 

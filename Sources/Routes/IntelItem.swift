@@ -73,8 +73,6 @@ public struct IntelItem: Sendable, Equatable {
 
     public var likes: Int { likedBy.count }
 
-    public func isLive(at now: Double) -> Bool { now < expiresAt }
-
     /// A like by `user` at `now`: counted once, never one's own; it keeps the item `ttl` longer
     /// (unless its provider names it: then the provider decides when it ends).
     public mutating func like(by user: String, now: Double, ttl: Double) throws(Refusal) {

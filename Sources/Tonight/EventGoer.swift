@@ -45,9 +45,6 @@ public enum Reason: Sendable, Equatable {
     case category(String)
     /// A performer is recommended (affinity feed) for the favourite `artist`, with that score.
     case similar(to: String, score: Double)
-
-    /// Favourites (artist or category) come before recommendations.
-    public var isFavorite: Bool { if case .similar = self { return false } else { return true } }
 }
 
 /// An event suggested to a user, with why.

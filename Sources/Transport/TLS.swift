@@ -209,8 +209,6 @@ final class TLSSession {
         ERR_clear_error()
     }
 
-    var hasCiphertext: Bool { hubbub_BIO_ctrl_pending(writeBIO) > 0 }
-
     /// Takes the ciphertext waiting to be written, if any.
     func takeCiphertext() -> SharedBytes? {
         let pending = hubbub_BIO_ctrl_pending(writeBIO)

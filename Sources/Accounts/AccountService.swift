@@ -99,61 +99,40 @@ public actor AccountService {
     /// The events this service hears from the other nodes (call once, after `init`).
     public nonisolated func listenToOtherNodes() {
         guard let events else { return }
-        events.subscribe(AccountEvent.failed) { data in Task { await self.heard(failure: data) } }
-        events.subscribe(AccountEvent.succeeded) { data in Task { await self.heard(success: data) } }
-        events.subscribe(AccountEvent.revoked) { data in Task { await self.heard(revocation: data) } }
-        events.subscribe(AccountEvent.reset) { data in Task { await self.heard(reset: data) } }
-        events.subscribe(AccountEvent.profile) { data in Task { await self.heard(profile: data) } }
-        events.subscribe(AccountEvent.signedUp) { data in Task { await self.heard(signup: data) } }
+        events.subscribe(AccountEvents.LoginFailed.self) { e in Task { await self.heard(e) } }
+        events.subscribe(AccountEvents.LoginSucceeded.self) { e in Task { await self.heard(e) } }
+        events.subscribe(AccountEvents.TokenRevoked.self) { e in Task { await self.heard(e) } }
+        events.subscribe(AccountEvents.ConnectionsEnded.self) { e in Task { await self.heard(e) } }
+        events.subscribe(AccountEvents.ProfileChanged.self) { e in Task { await self.heard(e) } }
+        events.subscribe(AccountEvents.SignedUp.self) { e in Task { await self.heard(e) } }
         events.onResync { Task { await self.reloadKept() } }
     }
 
-    private func heard(failure data: JSON) {
-        guard case .string(let account)? = data["account"], case .string(let address)? = data["address"],
-              let at = Self.number(data["at"]) else { return }
-        throttle.failed(account: account, address: address, now: at)
+    private func heard(_ e: AccountEvents.LoginFailed) {
+        throttle.failed(account: e.account, address: e.address, now: e.at)
     }
 
-    private func heard(signup data: JSON) {
-        guard case .string(let source)? = data["address"], let at = Self.number(data["at"]) else { return }
-        signups.spend(source, now: at)
+    private func heard(_ e: AccountEvents.SignedUp) {
+        signups.spend(e.address, now: e.at)
     }
 
-    private func heard(success data: JSON) {
-        guard case .string(let account)? = data["account"], case .string(let address)? = data["address"] else { return }
-        throttle.succeeded(account: account, address: address)
+    private func heard(_ e: AccountEvents.LoginSucceeded) {
+        throttle.succeeded(account: e.account, address: e.address)
     }
 
-    private func heard(revocation data: JSON) async {
-        guard case .string(let user)? = data["user"], case .string(let token)? = data["token"], let expires = Self.number(data["expires"]) else { return }
-        revoked[token] = expires
-        await connections?.end(user: user, token: token, reason: "token revoked (logged out)")
+    private func heard(_ e: AccountEvents.TokenRevoked) async {
+        revoked[e.token] = e.expires
+        await connections?.end(user: e.user, token: e.token, reason: "token revoked (logged out)")
     }
 
-    private func heard(reset data: JSON) async {
-        guard case .string(let user)? = data["user"], case .string(let reason)? = data["reason"] else { return }
-        let keep: String? = if case .string(let k)? = data["keep"] { k } else { nil }
-        if data["deleted"] == .bool(true) { languages.set(user, nil) }
-        await connections?.end(user: user, keeping: keep, reason: reason)
+    private func heard(_ e: AccountEvents.ConnectionsEnded) async {
+        if e.deleted { languages.set(e.user, nil) }
+        await connections?.end(user: e.user, keeping: e.keep, reason: e.reason)
     }
 
-    private func heard(profile data: JSON) {
-        guard case .string(let user)? = data["user"] else { return }
-        for list in PrivateList.allCases {
-            if case .string(let a)? = data[list.rawValue], let audience = Audience(rawValue: a) { privacy.set(list, user, audience) }
-        }
-        if let language = data["language"] {
-            if case .string(let tag) = language { languages.set(user, tag) } else { languages.set(user, nil) }
-        }
-    }
-
-    /// A number however it was written (a whole number reads back as an integer).
-    private static func number(_ value: JSON?) -> Double? {
-        switch value {
-        case .double(let d)?: d
-        case .int(let i)?: Double(i)
-        default: nil
-        }
+    private func heard(_ e: AccountEvents.ProfileChanged) {
+        for change in e.privacy { privacy.set(change.list, e.user, change.audience) }
+        if e.languageChanged { languages.set(e.user, e.language) }
     }
 
     /// This node may have missed events: what it keeps in memory is read again from the store.
@@ -186,7 +165,7 @@ public actor AccountService {
         }
         let slot = try kdfSlot()
         signups.spend(source, now: now)
-        events?.publish(AccountEvent.signedUp, ["address": .string(source), "at": .double(now)])
+        events?.publish(AccountEvents.SignedUp(address: source, at: now))
         let (hash, salt, iterations) = await passwords.hash(password, in: slot)
         let id = "u" + Tokens.randomID(bytes: 9)
         let user = User(id: id, username: username)
@@ -266,14 +245,14 @@ public actor AccountService {
         let slot = try kdfSlot()
         let now = Date().timeIntervalSince1970
         throttle.failed(account: account, address: address, now: now)
-        events?.publish(AccountEvent.failed, ["account": .string(account), "address": .string(address), "at": .double(now)])
+        events?.publish(AccountEvents.LoginFailed(account: account, address: address, at: now))
         guard let stored else {
             _ = await passwords.hash(password, in: slot) // spend the same time as a real check
             return false
         }
         guard await passwords.verify(password, hash: stored.hash, salt: stored.salt, iterations: stored.iterations, in: slot) else { return false }
         throttle.succeeded(account: account, address: address)
-        events?.publish(AccountEvent.succeeded, ["account": .string(account), "address": .string(address)])
+        events?.publish(AccountEvents.LoginSucceeded(account: account, address: address))
         return true
     }
 
@@ -341,7 +320,7 @@ public actor AccountService {
     /// Revokes a token (log-out), durably, then ends every connection still signed in with it.
     public func logout(_ claims: Tokens.Claims) async throws(ProtocolError) {
         try await revoke(claims)
-        events?.publish(AccountEvent.revoked, ["user": .string(claims.user), "token": .string(claims.id), "expires": .double(claims.expires)])
+        events?.publish(AccountEvents.TokenRevoked(user: claims.user, token: claims.id, expires: claims.expires))
         await connections?.end(user: claims.user, token: claims.id, reason: "token revoked (logged out)")
     }
 
@@ -385,7 +364,7 @@ public actor AccountService {
         }
         erasure?.erased(user: userID)
         languages.set(userID, nil)
-        events?.publish(AccountEvent.reset, ["user": .string(userID), "reason": "account deleted", "deleted": true])
+        events?.publish(AccountEvents.ConnectionsEnded(user: userID, keep: nil, reason: "account deleted", deleted: true))
         await connections?.end(user: userID, keeping: nil, reason: "account deleted")
     }
 
@@ -415,7 +394,8 @@ public actor AccountService {
         }
         let fresh = tokens.issue(user: userID, now: max(Date().timeIntervalSince1970, Double(cut) / 1000))
         await signIn(fresh.claims)
-        events?.publish(AccountEvent.reset, ["user": .string(userID), "keep": .string(fresh.claims.id), "reason": "token revoked (the password changed)"])
+        events?.publish(AccountEvents.ConnectionsEnded(user: userID, keep: fresh.claims.id, reason: "token revoked (the password changed)",
+                                                        deleted: false))
         await connections?.end(user: userID, keeping: fresh.claims.id, reason: "token revoked (the password changed)")
         return fresh.token
     }
@@ -526,27 +506,9 @@ public actor AccountService {
         for (list, audience) in audiences { privacy.set(list, id, audience) }
         if let language { languages.set(id, language) }
         if !audiences.isEmpty || language != nil {
-            var told: [(String, JSON)] = [("user", .string(id))]
-            for (list, audience) in audiences { told.append((list.rawValue, .string(audience.rawValue))) }
-            if let language { told.append(("language", language.map { .string($0) } ?? .null)) }
-            events?.publish(AccountEvent.profile, .object(told))
+            events?.publish(AccountEvents.ProfileChanged(user: id, privacy: audiences.map { .init(list: $0.0, audience: $0.1) },
+                                                         languageChanged: language != nil, language: language ?? nil))
         }
         return try await profile(id)
     }
-}
-
-/// What the accounts domain tells the other nodes (`ClusterEvents` topics).
-enum AccountEvent {
-    /// A log-in attempt counted as failed: `{account, address, at}`.
-    static let failed = "auth.failed"
-    /// It succeeded after all: `{account, address}`.
-    static let succeeded = "auth.succeeded"
-    /// A token logged out: `{user, token, expires}`.
-    static let revoked = "auth.revoked"
-    /// Every connection of a user ends but one (password changed) or all (deleted): `{user, keep?, reason, deleted?}`.
-    static let reset = "auth.reset"
-    /// Privacy or language changed: `{user, checkins?, votes?, requests?, language?}`.
-    static let profile = "auth.profile"
-    /// A sign-up was let through from an address (its budget counts every node's): `{address, at}`.
-    static let signedUp = "auth.signedUp"
 }

@@ -32,16 +32,30 @@ public final class ClusterEventBus: ClusterEvents, Service {
         (queued, outbox) = AsyncStream<String>.makeStream()
     }
 
-    public func publish(_ topic: String, _ payload: JSON) {
-        let text = JSON.object([("node", .string(nodeID)), ("topic", .string(topic)), ("data", payload)]).encoded
+    public func publish<E: ClusterEvent>(_ event: E) {
+        let data: Data
+        do { data = try JSONEncoder().encode(event) } catch {
+            return logger.error("cluster: an event that cannot be encoded", metadata: ["topic": "\(E.topic)", "error": "\(error)"])
+        }
+        let text = JSON.object([("node", .string(nodeID)), ("topic", .string(E.topic)), ("data", .raw(String(decoding: data, as: UTF8.self)))]).encoded
         guard text.utf8.count <= Self.maxBytes else {
-            return logger.error("cluster: an event too large to send", metadata: ["topic": "\(topic)", "bytes": "\(text.utf8.count)"])
+            return logger.error("cluster: an event too large to send", metadata: ["topic": "\(E.topic)", "bytes": "\(text.utf8.count)"])
         }
         outbox.yield(text)
     }
 
-    public func subscribe(_ topic: String, _ handler: @escaping @Sendable (JSON) -> Void) {
-        handlers.withLock { $0[topic, default: []].append(handler) }
+    public func subscribe<E: ClusterEvent>(_ type: E.Type, _ handler: @escaping @Sendable (E) -> Void) {
+        let logger = self.logger
+        handlers.withLock {
+            $0[E.topic, default: []].append { data in
+                do {
+                    handler(try JSONDecoder().decode(E.self, from: Data(data.encoded.utf8)))
+                } catch {
+                    // A node of another version may send fields this one does not know how to read.
+                    logger.warning("cluster: an event that does not read as \(E.self)", metadata: ["topic": "\(E.topic)", "error": "\(error)"])
+                }
+            }
+        }
     }
 
     public func onResync(_ handler: @escaping @Sendable () -> Void) {

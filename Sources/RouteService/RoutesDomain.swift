@@ -121,9 +121,7 @@ public struct RoutesDomain: Domain {
         context.capabilities.provide(NamedIntelFeed.self, NamedIntelFeed(hub: hub))
         if let events = capabilities.resolve(ClusterEvents.self) {
             let hub = self.hub
-            events.subscribe(Self.erasedTopic) { data in
-                if case .string(let user)? = data["user"] { Task { await hub.dropPrivate(of: user) } }
-            }
+            events.subscribe(UserErased.self) { e in Task { await hub.dropPrivate(of: e.user) } }
         }
         provider = ProviderIntel(hub: hub, maxBodyBytes: context.settings[Self.maxProviderBodyBytes],
                                  maxItems: context.settings[Self.maxProviderItems])
@@ -145,11 +143,14 @@ public struct RoutesDomain: Domain {
     public func erased(user: String) {
         let hub = self.hub
         Task { await hub.dropPrivate(of: user) }
-        capabilities.resolve(ClusterEvents.self)?.publish(Self.erasedTopic, ["user": .string(user)])
+        capabilities.resolve(ClusterEvents.self)?.publish(UserErased(user: user))
     }
 
-    /// `{user}`: an account was deleted on another node (`erased(user:)`).
-    static let erasedTopic = "routes.erased"
+    /// An account was deleted on another node (`erased(user:)`): their private corridors leave this node's memory too.
+    struct UserErased: ClusterEvent {
+        static let topic = "routes.erased"
+        var user: String
+    }
 
     public var loggedRooms: [any LoggedRoomDirectory] {
         [CorridorRooms(hub: hub, directory: directory, capabilities: capabilities)]

@@ -113,9 +113,7 @@ public struct TonightDomain: Domain {
         self.affinity = affinity
         settings = s
         capabilities = context.capabilities
-        context.capabilities.resolve(ClusterEvents.self)?.subscribe(Self.erasedTopic) { data in
-            if case .string(let user)? = data["user"] { goers.forget(user) }
-        }
+        context.capabilities.resolve(ClusterEvents.self)?.subscribe(UserErased.self) { e in goers.forget(e.user) }
     }
 
     /// Feeds change the catalog and tell users: served by tonight's node.
@@ -160,11 +158,14 @@ public struct TonightDomain: Domain {
     /// Its state leaves memory here, and on the other nodes (tonight's may be another).
     public func erased(user: String) {
         goers.forget(user)
-        capabilities.resolve(ClusterEvents.self)?.publish(Self.erasedTopic, ["user": .string(user)])
+        capabilities.resolve(ClusterEvents.self)?.publish(UserErased(user: user))
     }
 
-    /// `{user}`: an account was deleted on another node (`erased(user:)`).
-    static let erasedTopic = "tonight.erased"
+    /// An account was deleted on another node (`erased(user:)`): what this node keeps of them (their suggestions) goes too.
+    struct UserErased: ClusterEvent {
+        static let topic = "tonight.erased"
+        var user: String
+    }
 
     /// Every tonight op reads or changes the catalog or an event-goer: run on tonight's node.
     public var ops: [Op] {

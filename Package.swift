@@ -185,7 +185,7 @@ let package = Package(
         // The load-test harness's logic: scenarios, rate schedules, push validation, reports (and
         // /proc sampling); no sockets, so all of it is unit-tested.
         .target(name: "LoadHarness", dependencies: [
-            "Realtime", "Routes",
+            "Realtime", "Routes", "Venues",
             .product(name: "Histogram", package: "hdrhistogram-swift"),
         ], path: "loadtest/Sources/LoadHarness"),
         .executableTarget(name: "hubbub-load", dependencies: [
@@ -196,7 +196,7 @@ let package = Package(
 
         // Helpers shared by the test targets: an in-process server, a raw socket for bad input.
         .target(name: "HubbubTestSupport", dependencies: [
-            "HubbubServer", "HubbubClient", "Transport", "WebSocket", "Realtime", "DomainSeam", "Accounts",
+            "HubbubServer", "HubbubClient", "Transport", "WebSocket", "Realtime", "DomainSeam", "Accounts", "Venues",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ZIPFoundation", package: "ZIPFoundation"),
         ], path: "Tests/TestSupport"),

@@ -126,7 +126,7 @@ extension IntelHub {
         let loaded: [(CorridorDefinition, RoomHead)]
         do {
             loaded = try await store.write { db in
-                try CorridorDirectory.definitions(ids, db).map { d in (d, try RoomLogRows.renewEpoch(of: "route:\(d.id)", db)) }
+                try CorridorDirectory.definitions(ids, db).map { d in (d, try RoomLogRows.renewEpoch(of: RoutePush.room(d.id), db)) }
             }
         } catch {
             failedLoads.formUnion(ids)
@@ -135,7 +135,7 @@ extension IntelHub {
         }
         let now = Date().timeIntervalSince1970
         for (d, head) in loaded where corridors.byID[d.id] == nil {
-            corridors.adopt(LiveCorridor(id: d.id, corridor: d.corridor, owner: d.owner, room: StagedRoom(name: "route:\(d.id)", head: head),
+            corridors.adopt(LiveCorridor(id: d.id, corridor: d.corridor, owner: d.owner, room: StagedRoom(name: RoutePush.room(d.id), head: head),
                                          lastActivity: now))
         }
     }

@@ -422,7 +422,7 @@ public actor IntelHub {
     }
 
     /// Stages `event` about `item` in the corridors `ids`, the item encoded once for all.
-    private func stage(_ event: RouteEvent, _ item: IntelItem, _ names: Aliases, in ids: [String], at now: Double) {
+    private func stage(_ event: RoutePush, _ item: IntelItem, _ names: Aliases, in ids: [String], at now: Double) {
         guard !ids.isEmpty else { return }
         corridors.stage(event, item, encoded: EncodedItem(item, aliases: names), in: ids, at: now)
     }

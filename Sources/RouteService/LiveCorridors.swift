@@ -57,7 +57,7 @@ struct LiveCorridors: Sendable {
     mutating func touch(_ id: String, at now: Double) { byID[id]?.lastActivity = now }
 
     /// Stages `event` with `data` in each of `ids`.
-    mutating func stage(_ event: RouteEvent, _ data: JSON, in ids: [String], at now: Double) {
+    mutating func stage(_ event: RoutePush, _ data: JSON, in ids: [String], at now: Double) {
         for id in ids where byID[id] != nil {
             byID[id]!.room.stage(event, data: data, at: now)
             staged.insert(id)
@@ -66,7 +66,7 @@ struct LiveCorridors: Sendable {
 
     /// Stages `event` about `item` in each of `ids`, as each corridor shows it (its distance to
     /// the corridor's destination), in every language the item has.
-    mutating func stage(_ event: RouteEvent, _ item: IntelItem, encoded: EncodedItem, in ids: [String], at now: Double) {
+    mutating func stage(_ event: RoutePush, _ item: IntelItem, encoded: EncodedItem, in ids: [String], at now: Double) {
         let languages = item.translations.keys.sorted()
         for id in ids {
             guard let to = byID[id]?.corridor.to else { continue }

@@ -55,7 +55,7 @@ extension RoutesDomain {
                 owner = CorridorOwner(user: user, destination: destination)
             }
         }
-        let room = RoomName(prefix: "route", id: CorridorDirectory.id(of: corridor, owner: owner))
+        let room = RoomName(prefix: RoutePush.roomPrefix, id: CorridorDirectory.id(of: corridor, owner: owner))
         guard let rooms = capabilities.resolve(LoggedRooms.self) else { throw ProtocolError(.internal, "no room log") }
         // The subscription limit is checked before a corridor is made for it (`join` counts it once).
         try await c.session.addSubscription(room.name)

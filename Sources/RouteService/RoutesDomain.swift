@@ -68,7 +68,7 @@ public struct RoutesDomain: Domain {
     public static func migrations(_ migrator: inout SQLMigrations) { RouteSchema.register(&migrator) }
 
     /// The lease every `route:` room and the intel hub are under: one owner for all of them.
-    public static let home = "route:*"
+    public static let home = "\(RoutePush.roomPrefix):*"
 
     public let hub: IntelHub
     public let directory: CorridorDirectory
@@ -115,7 +115,7 @@ public struct RoutesDomain: Domain {
         self.following = following
         commentsShown = context.settings[Self.commentsShown]
         let feed = context.feed
-        pruning = Pruning(store: context.store, watched: { feed.watched(prefix: "route") }, interval: Double(context.settings[Self.pruneSeconds]),
+        pruning = Pruning(store: context.store, watched: { feed.watched(prefix: RoutePush.roomPrefix) }, interval: Double(context.settings[Self.pruneSeconds]),
                           keepExpiredSeconds: Double(context.settings[Self.keepExpiredSeconds]),
                           keepCorridorSeconds: Double(context.settings[Self.keepCorridorSeconds]), logger: context.logger)
         context.capabilities.provide(NamedIntelFeed.self, NamedIntelFeed(hub: hub))
@@ -164,7 +164,7 @@ public struct RoutesDomain: Domain {
             // Every node marks the corridors its members watch as used; the owner loads those and
             // retires the ones nobody used.
             Periodic(every: sweepInterval) { now in
-                await directory.touch(feed.watched(prefix: "route"), now: now)
+                await directory.touch(feed.watched(prefix: RoutePush.roomPrefix), now: now)
                 if await capabilities.resolve(LoggedRooms.self)?.holds(Self.home) ?? true { await hub.sweep(now: now, window: window) }
             },
             Periodic(every: pruning.interval) { now in await pruning.run(now: now) },
@@ -177,7 +177,7 @@ public struct RoutesDomain: Domain {
         let hub: IntelHub
         let directory: CorridorDirectory
         let capabilities: Capabilities
-        var prefix: String { "route" }
+        var prefix: String { RoutePush.roomPrefix }
 
         func snapshot(_ id: String, for user: String) async throws(ProtocolError) -> RoomSnapshot {
             try await snapshot(id, for: user, view: .object([]))

@@ -22,7 +22,7 @@ import WebSocket
 actor EventGoerActor {
     /// A push waiting to be written.
     struct Pending: Sendable {
-        var event: TonightEvent
+        var event: TonightPush
         var data: JSON
         /// For pushes made once per user and event (`tonight.suggested`, `event.announced`): the event.
         var once: String?
@@ -50,7 +50,7 @@ actor EventGoerActor {
     }
 
     private var store: Store { goers.store }
-    private var roomName: String { "user:\(user)" }
+    private var roomName: String { TonightPush.userRoom(user) }
 
     // MARK: The room
 
@@ -202,7 +202,7 @@ actor EventGoerActor {
         await flush()
     }
 
-    private static func key(_ event: TonightEvent, _ id: String) -> String { "\(event.rawValue):\(id)" }
+    private static func key(_ event: TonightPush, _ id: String) -> String { "\(event.rawValue):\(id)" }
 
     /// Writes what waits in `outbox`, one transaction at a time, then publishes it in seq order.
     private func flush() async {

@@ -242,7 +242,7 @@ struct UserRooms: LoggedRoomDirectory {
     let memory: ReloadGate
     /// This node took tonight's lease: what it holds in memory is to be reloaded.
     let onAcquired: @Sendable () -> Void
-    var prefix: String { "user" }
+    var prefix: String { TonightPush.userRoomPrefix }
 
     func snapshot(_ id: String, for user: String) async throws(ProtocolError) -> RoomSnapshot {
         try authorize(id, for: user)

@@ -29,7 +29,7 @@ actor EventRoomActor {
         lastActivity = rooms.clock.now
     }
 
-    private var name: String { "event:\(event)" }
+    private var name: String { TonightPush.eventRoom(event) }
 
     /// The room's head, loaded on first use; made only if `create` (a subscriber): a room nobody
     /// ever watched gets no pushes (nil).
@@ -72,7 +72,7 @@ actor EventRoomActor {
     /// Pushes `tonightEvent` with `data`, written with `change` in one transaction; returns once
     /// durable. `always`: the room is made if nobody ever watched it (a live update); otherwise
     /// such a room gets no push (a feed's change: its followers are told in their streams).
-    func publish(_ tonightEvent: TonightEvent, _ data: JSON, always: Bool = true,
+    func publish(_ tonightEvent: TonightPush, _ data: JSON, always: Bool = true,
                  with change: @escaping @Sendable (any SQLDatabase) throws -> Void = { _ in }) async throws(ProtocolError) {
         guard var r = try await staged(create: always) else { return }
         lastActivity = rooms.clock.now
@@ -130,7 +130,7 @@ final class EventRooms: LoggedRoomDirectory {
         self.idleSeconds = idleSeconds
     }
 
-    var prefix: String { "event" }
+    var prefix: String { TonightPush.eventRoomPrefix }
 
     func snapshot(_ id: String, for user: String) async throws(ProtocolError) -> RoomSnapshot {
         try await memory.ready()
@@ -169,7 +169,7 @@ final class EventRooms: LoggedRoomDirectory {
         await withTaskGroup(of: Void.self) { group in
             for (event, data) in changes {
                 // A failure is logged; the change is durable and its followers were told in their streams.
-                group.addTask { try? await self.actor(for: event).publish(TonightEvent.changed, data, always: false) }
+                group.addTask { try? await self.actor(for: event).publish(TonightPush.changed, data, always: false) }
             }
         }
     }
@@ -203,7 +203,7 @@ final class EventRooms: LoggedRoomDirectory {
             }
             let text = update.encoded, at = clock.now
             do {
-                try await actor(for: id).publish(TonightEvent.live, update) { db in
+                try await actor(for: id).publish(TonightPush.live, update) { db in
                     try db.execute(sql: "INSERT OR REPLACE INTO tonight_live (event, state, at) VALUES (?, ?, ?)", arguments: [id, text, at])
                 }
             } catch {

@@ -97,14 +97,15 @@ struct GoerStreamLog: RoomLogSource {
     let store: Store
 
     func heads(of rooms: [String]) async throws -> [String: RoomHead] {
-        let users = rooms.compactMap { $0.hasPrefix("user:") ? String($0.dropFirst(5)) : nil }
+        let prefix = TonightPush.userRoom("")
+        let users = rooms.compactMap { $0.hasPrefix(prefix) ? String($0.dropFirst(prefix.count)) : nil }
         guard !users.isEmpty else { return [:] }
         return try await store.read { db in
             var out: [String: RoomHead] = [:]
             for chunk in stride(from: 0, to: users.count, by: 500).map({ Array(users[$0..<min($0 + 500, users.count)]) }) {
                 for r in try SQLRow.fetchAll(db, sql: "SELECT user, epoch, seq FROM tonight_goer WHERE user IN (\(sqlPlaceholders(count: chunk.count)))",
                                              arguments: SQLArguments(chunk)) {
-                    out["user:" + (r["user"] as String)] = RoomHead(seq: UInt64(r["seq"] as Int64), epoch: r["epoch"])
+                    out[TonightPush.userRoom(r["user"] as String)] = RoomHead(seq: UInt64(r["seq"] as Int64), epoch: r["epoch"])
                 }
             }
             return out

@@ -18,7 +18,7 @@ import Tonight
 public struct TonightDomain: Domain {
     public static let name = "tonight"
     /// The lease every `user:` and `event:` room, the catalog and the clock are under.
-    public static let home = "user:*"
+    public static let home = "\(TonightPush.userRoomPrefix):*"
 
     /// feeds.md names it `api.maxFeedBytes`.
     public static let maxFeedBytes = Setting("api.maxFeedBytes", default: 512 << 20, range: 1_024...(1 << 36),

@@ -38,11 +38,11 @@ public actor VenueActor {
         self.directory = directory
         self.store = store
         self.feed = feed
-        room = StagedRoom(name: "venue:\(venue.id)", head: head)
+        room = StagedRoom(name: VenuePush.room(venue.id), head: head)
     }
 
     /// Stages a push for the change being applied (handed to the store by `commit`).
-    func publish(_ event: VenueEvent, _ data: JSON) {
+    func publish(_ event: VenuePush, _ data: JSON) {
         lastActivity = Date().timeIntervalSince1970
         room.stage(event, data: data, at: lastActivity)
     }
@@ -132,7 +132,7 @@ public actor VenueActor {
         try await commitAndWait(made: made) { db in
             try db.execute(sql: "INSERT OR IGNORE INTO checkin (venue_id, user_id, at) VALUES (?, ?, ?)", arguments: [id, user, now])
             let count = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM checkin WHERE venue_id = ?", arguments: [id]) ?? 0
-            let push = reservation.push(VenueEvent.presenceChanged, data: ["checkedIn": .int(count)], at: now)
+            let push = reservation.push(VenuePush.presenceChanged, data: ["checkedIn": .int(count)], at: now)
             try RoomLogRows.append([push], db)
             made.set(push, count)
         }

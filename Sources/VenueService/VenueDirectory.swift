@@ -186,7 +186,7 @@ public final class VenueDirectory: Sendable {
     public func actor(for id: String) async throws(ProtocolError) -> VenueActor {
         if let a = liveActor(id) { return a }
         let now = Date().timeIntervalSince1970
-        let room = "venue:\(id)"
+        let room = VenuePush.room(id)
         let loaded: (VenueRecord, JukeboxRecord, RoomHead?)? = try await read { db in
             guard let record = try VenueDirectory.venue(id, db) else { return nil }
             return (record, try JukeboxRows.load(venue: id, now: now, db), try RoomLogRows.heads(of: [room], db)[room])

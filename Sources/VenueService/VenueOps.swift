@@ -19,7 +19,7 @@ extension VenuesDomain {
 
     /// The room of the venue an op names (`venue`): its actor lives on that room's owner node.
     static let home: @Sendable (Args) -> String? = { args in
-        (try? args.optionalString("venue", maxLength: 64)).flatMap { $0.map { "venue:\($0)" } }
+        (try? args.optionalString("venue", maxLength: 64)).flatMap { $0.map { VenuePush.room($0) } }
     }
 
     var jukeboxOps: [Op] {

@@ -49,7 +49,7 @@ public struct VenuesDomain: Domain {
     /// `venue:<id>`: any logged-in user may watch any venue that exists.
     struct VenueRooms: LoggedRoomDirectory {
         let directory: VenueDirectory
-        var prefix: String { "venue" }
+        var prefix: String { VenuePush.roomPrefix }
         func snapshot(_ id: String, for user: String) async throws(ProtocolError) -> RoomSnapshot {
             try await directory.actor(for: id).snapshot()
         }

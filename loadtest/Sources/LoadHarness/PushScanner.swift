@@ -1,4 +1,6 @@
 import Realtime
+import Routes
+import Venues
 
 /// FNV-1a over bytes: how the harness names rooms, users and tracks without building Strings on
 /// the hot path (a push can list hundreds of tracks and arrive 100,000 times a second).
@@ -18,22 +20,28 @@ public enum PushEvent: Sendable, Equatable {
     case other
 
     init(_ name: String) {
-        switch name {
-        case "track.moved": self = .trackMoved
-        case "playlist.reordered": self = .playlistReordered
-        case "playlist.snapshot": self = .playlistSnapshot
-        case "track.requested": self = .trackRequested
-        case "votes.cleared": self = .votesCleared
-        case "nowplaying.changed": self = .nowPlayingChanged
-        case "venue.updated": self = .venueUpdated
-        case "presence.changed": self = .presenceChanged
-        case "venue.removed": self = .venueRemoved
-        case "playlist.removed": self = .playlistRemoved
-        case "intel.added": self = .intelAdded
-        case "intel.updated": self = .intelUpdated
-        case "intel.expired": self = .intelExpired
-        case "intel.linked": self = .intelLinked
-        default: self = .other
+        if let push = VenuePush(rawValue: name) {
+            switch push {
+            case .trackMoved: self = .trackMoved
+            case .reordered: self = .playlistReordered
+            case .snapshot: self = .playlistSnapshot
+            case .trackRequested: self = .trackRequested
+            case .votesCleared: self = .votesCleared
+            case .nowPlayingChanged: self = .nowPlayingChanged
+            case .venueUpdated: self = .venueUpdated
+            case .presenceChanged: self = .presenceChanged
+            case .venueRemoved: self = .venueRemoved
+            case .playlistRemoved: self = .playlistRemoved
+            }
+        } else if let push = RoutePush(rawValue: name) {
+            switch push {
+            case .added: self = .intelAdded
+            case .updated: self = .intelUpdated
+            case .expired: self = .intelExpired
+            case .linked: self = .intelLinked
+            }
+        } else {
+            self = .other
         }
     }
 }

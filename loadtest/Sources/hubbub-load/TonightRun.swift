@@ -173,9 +173,9 @@ final class TonightRun: @unchecked Sendable {
                     if may.contains(id) { a.redelivered += n - 1 } else { a.unwanted += n }
                 }
             }
-            tally("tonight.suggested", must: suggestions, may: firstSet.union(secondSet))
-            tally("event.announced", must: mustAnnounce, may: mustAnnounce)
-            tally("event.changed", must: got.engagedBeforeSecondFeed ? Set(changes.keys) : [], may: Set(changes.keys))
+            tally(TonightPush.suggested.rawValue, must: suggestions, may: firstSet.union(secondSet))
+            tally(TonightPush.announced.rawValue, must: mustAnnounce, may: mustAnnounce)
+            tally(TonightPush.changed.rawValue, must: got.engagedBeforeSecondFeed ? Set(changes.keys) : [], may: Set(changes.keys))
             // Each change names its fields, and the previous values are the first feed's.
             for (id, fields) in changes where got.engagedBeforeSecondFeed {
                 guard let data = got.changes[id], let old = plan.changed[id]?.old else { continue }
@@ -276,15 +276,15 @@ final class TonightUser: @unchecked Sendable {
         let payload = push["data"] ?? .null
         let id: String = if case .string(let s)? = payload["event"]?["id"] { s } else { "?" }
         counts["\(event)|\(id)", default: 0] += 1
-        switch event {
-        case "tonight.suggested":
+        switch TonightPush(rawValue: event) {
+        case .suggested?:
             // Timed when it answers a favourite: sent after the last feed began (else the feed may have caused it).
             if case .string(let artist)? = payload["reason"]?["favorite"], let sent = pendingFavourites.removeValue(forKey: artist), now > sent,
                sent > run.feedStarted.load(ordering: .relaxed) {
                 client.meter.now.recordLatency(nanos: now - sent)
             }
-        case "event.changed", "event.announced":
-            if event == "event.changed" { changes[id] = payload }
+        case .changed?, .announced?:
+            if event == TonightPush.changed.rawValue { changes[id] = payload }
             let started = run.feedStarted.load(ordering: .relaxed)
             if started > 0, now > started { client.meter.now.recordProviderLatency(nanos: now - started) }
         default: break

@@ -1,19 +1,8 @@
 import Realtime
 import Tonight
 
-/// The pushes of `user:` and `event:` rooms (protocol.md).
-enum TonightEvent: String, RoomEvent {
-    /// `{event, reason}`: an event entered the user's tonight set (once per user and event, ever).
-    case suggested = "tonight.suggested"
-    /// `{event, reason}`: a favourite artist's new event near the user (once per user and event).
-    case announced = "event.announced"
-    /// `{event, changed, previous}`: a followed event's venue, start, status or price changed.
-    case changed = "event.changed"
-    /// `{event, minutes}`: a followed event starts soon.
-    case reminder = "event.reminder"
-    /// `{status?, text?, score?, at}`: a provider's live update of the event (on `event:` rooms).
-    case live = "event.live"
-}
+/// Tonight's pushes are `RoomEvent`s.
+extension TonightPush: RoomEvent {}
 
 /// How the catalog's records look on the wire: one place, for every op and push.
 enum TonightJSON {

@@ -1,4 +1,5 @@
 import Realtime
+import Venues
 
 /// A client's copy of a venue's queue (protocol.md, pushes on `venue:<id>`), kept from a snapshot
 /// and the room's pushes: `track.moved` moves one track, `track.requested` appends one,
@@ -15,27 +16,28 @@ public struct VenueQueue: Equatable, Sendable {
 
     /// Applies one push of the venue's room (other events leave the queue as it is).
     public mutating func apply(event: String, data: JSON) {
-        switch event {
-        case "playlist.snapshot":
+        guard let push = VenuePush(rawValue: event) else { return }
+        switch push {
+        case .snapshot:
             replace(with: data)
-        case "track.moved":
+        case .trackMoved:
             guard case .string(let uri)? = data["track"], case .int(let n)? = data["votes"], case .int(let index)? = data["index"] else { return }
             order.removeAll { $0 == uri }
             order.insert(uri, at: min(max(index, 0), order.count))
             votes[uri] = n
-        case "track.requested":
+        case .trackRequested:
             guard case .string(let uri)? = data["track"]?["uri"], votes[uri] == nil else { return }
             order.append(uri)
             votes[uri] = 0
-        case "playlist.reordered":
+        case .reordered:
             guard case .array(let items)? = data["order"] else { return }
             order = items.compactMap { if case .string(let s) = $0 { s } else { nil } }
             votes = [:]
             for uri in order { if case .int(let n)? = data["votes"]?[uri] { votes[uri] = n } else { votes[uri] = 0 } }
-        case "playlist.removed":
+        case .playlistRemoved:
             order = []
             votes = [:]
-        default:
+        case .votesCleared, .nowPlayingChanged, .venueUpdated, .venueRemoved, .presenceChanged:
             return
         }
     }

@@ -2,26 +2,8 @@ import DomainSeam
 import Realtime
 import Venues
 
-/// The pushes of a `venue:<id>` room (protocol.md). Their data is built here and nowhere else.
-enum VenueEvent: String, RoomEvent {
-    /// The whole playlist state (a new playlist, or a reset).
-    case snapshot = "playlist.snapshot"
-    /// One track's new vote count and place: `{track, votes, index, cause}`. A vote, an unvote or
-    /// a request costs one of these, whatever the queue's length.
-    case trackMoved = "track.moved"
-    /// The whole order with every count: only for changes that move many tracks at once.
-    case reordered = "playlist.reordered"
-    /// A new track entered the queue: `{track, by}` (a `track.moved` or `playlist.reordered` follows).
-    case trackRequested = "track.requested"
-    case votesCleared = "votes.cleared"
-    case playlistRemoved = "playlist.removed"
-    case nowPlayingChanged = "nowplaying.changed"
-    /// The venue's profile or settings changed.
-    case venueUpdated = "venue.updated"
-    case venueRemoved = "venue.removed"
-    /// `{checkedIn}`: how many patrons have checked in.
-    case presenceChanged = "presence.changed"
-}
+/// Venue pushes are `RoomEvent`s.
+extension VenuePush: RoomEvent {}
 
 /// Who did what, carried by the pushes a guest's action causes (clients and the load tester use
 /// it to tell which action a push reflects).

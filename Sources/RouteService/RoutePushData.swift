@@ -1,17 +1,8 @@
 import Realtime
 import Routes
 
-/// The pushes of a `route:` room (protocol.md).
-enum RouteEvent: String, RoomEvent {
-    /// `{item}`: a new item inside the corridor.
-    case added = "intel.added"
-    /// `{item}`: an item as it now is (a like, a comment, a provider's update).
-    case updated = "intel.updated"
-    /// `{item: id}`: the item left the corridor's list.
-    case expired = "intel.expired"
-    /// `{item, to}`: two items were linked.
-    case linked = "intel.linked"
-}
+/// Route pushes are `RoomEvent`s.
+extension RoutePush: RoomEvent {}
 
 /// The names shown beside users' intel and comments (`UserDirectory.aliases`); a user missing from
 /// it was deleted and is shown without their id.

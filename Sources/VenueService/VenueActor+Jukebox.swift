@@ -123,7 +123,7 @@ extension VenueActor {
     func apply(cause: Cause?, _ change: (inout Jukebox) throws -> JukeboxChange) throws(ProtocolError) -> JukeboxChange {
         if try takeOver() != nil { throw ProtocolError(.unavailable, "the venue is reloading; try again") }
         // Refused before anything changes: once applied and pushed, the store must take it.
-        guard store.acceptsWrites else { throw ProtocolError(.unavailable, "too many changes are waiting to be written; try again") }
+        try writer.admit()
         let result: JukeboxChange
         do {
             result = try change(&jukebox)

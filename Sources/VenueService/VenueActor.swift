@@ -1,6 +1,7 @@
 import DomainSeam
 import Foundation
 import HubbubCrypto
+import Logging
 import Realtime
 import RoomLog
 import Storage
@@ -8,22 +9,25 @@ import Synchronization
 import Venues
 import WebSocket
 
-/// One live venue: its playlist state and the log of its room `venue:<id>`. Every change is
-/// applied here in one step and handed to the store's group commit without waiting for it, with
-/// the pushes it calls for: they are written to the room log in the change's transaction (each
-/// with the next `seq`), and delivered to subscribers and the reply sent once it is durable, while
-/// this actor already takes the next vote. Subscribers are the node's `RoomFeed`'s, not this
-/// actor's: another node's patrons get the same pushes from the log.
+/// One live venue: its playlist state, and the writer of its room `venue:<id>` (`RoomWriter`).
+/// Every change is applied here in one step and handed to the store's group commit without
+/// waiting for it, with the pushes it calls for: they are written to the room log in the change's
+/// transaction, and delivered to subscribers and the reply sent once it is durable, while this
+/// actor already takes the next vote. Subscribers are the node's `RoomFeed`'s, not this actor's:
+/// another node's patrons get the same pushes from the log. On a failed write the writer's policy
+/// holds, and this actor's part of it is to go: its memory may hold a change the store does not,
+/// so the directory drops it and the next caller loads what is durable.
 public actor VenueActor {
     private(set) var venue: VenueRecord
     let directory: VenueDirectory
     let store: Store
     let feed: RoomFeed
-    /// The room's log as this actor writes it: pushes take their `seq` here.
-    private var room: StagedRoom
+    /// Where a failed write is reported (by the writer).
+    private static let logger = Logger(label: "hubbub.venues")
+    /// Pushes to the room go here, and only here.
+    let writer: RoomWriter
+    private let roomName: String
     private var lastActivity = Date().timeIntervalSince1970
-    /// Changes handed to the store and not yet durable (counted from the writer thread too).
-    private let inFlight = WriteCounter()
     /// The venue was removed: every op answers `not_found`.
     var gone = false
     /// Retired for idleness: no longer in the directory. A caller that still held this actor
@@ -38,13 +42,15 @@ public actor VenueActor {
         self.directory = directory
         self.store = store
         self.feed = feed
-        room = StagedRoom(name: VenuePush.room(venue.id), head: head)
+        roomName = VenuePush.room(venue.id)
+        writer = RoomWriter(store: store, feed: feed, logger: Self.logger)
+        writer.adopt(roomName, head: head)
     }
 
     /// Stages a push for the change being applied (handed to the store by `commit`).
     func publish(_ event: VenuePush, _ data: JSON) {
         lastActivity = Date().timeIntervalSince1970
-        room.stage(event, data: data, at: lastActivity)
+        writer.stage(event, data: data, in: roomName, at: lastActivity)
     }
 
     // MARK: The room
@@ -57,13 +63,9 @@ public actor VenueActor {
         let checkedIn = try await directory.checkinCount(venue.id)
         if let successor = try takeOver() { return try await successor.snapshot() }
         lastActivity = Date().timeIntervalSince1970
-        // A snapshot holding changes not yet durable: if one of them fails, its seq must not be
-        // given to another push in this epoch (the feed holds the answer until then, but would
-        // release it at that seq).
-        let pending = inFlight.count.load(ordering: .acquiring) > 0
-        if pending { inFlight.exposed.store(true, ordering: .releasing) }
-        return RoomSnapshot(head: room.head, data: ["venue": venue.json, "checkedIn": .int(checkedIn), "playlist": playlistJSON],
-                            mark: pending ? room.headMark : nil)
+        // Changes in flight included: the writer marks the head, and renews the epoch if one fails.
+        guard let at = writer.snapshot(of: roomName) else { throw ProtocolError(.unavailable, "the venue is reloading; try again") }
+        return RoomSnapshot(head: at.head, data: ["venue": venue.json, "checkedIn": .int(checkedIn), "playlist": playlistJSON], mark: at.mark)
     }
 
     /// Before any change or subscription: `not_found` if the venue is gone; if this actor was
@@ -71,7 +73,7 @@ public actor VenueActor {
     /// stored), else returns the actor that did.
     func takeOver() throws(ProtocolError) -> VenueActor? {
         guard !gone else { throw .notFound("no venue \(venue.id)") }
-        if inFlight.failed.load(ordering: .acquiring) {
+        if writer.failed {
             // A commit failed: this memory may hold a change the store does not. Never serve again.
             if let other = directory.liveActor(venue.id), other !== self { return other }
             throw ProtocolError(.unavailable, "the venue is reloading; try again")
@@ -94,11 +96,12 @@ public actor VenueActor {
     func update(by user: String, args: Args) async throws(ProtocolError) -> VenueRecord {
         try await requireOwner(user, "edit the venue")
         if try takeOver() != nil { throw ProtocolError(.unavailable, "the venue is reloading; try again") }
+        try writer.admit()
         let record = VenueRecord(id: venue.id, ownerID: venue.ownerID, fields: try VenueFields(args, base: venue))
         venue = record
         publish(.venueUpdated, ["venue": record.json])
-        try await commitAndWait { db in
-            try db.execute(sql: """
+        try await commitAndWait { rows in
+            try rows.db.execute(sql: """
                 UPDATE venue SET name = ?, address = ?, postcode = ?, city = ?, country = ?, lat = ?, lon = ?, search_text = ?
                 WHERE id = ?
                 """, arguments: [record.name, record.address, record.postcode, record.city, record.country, record.lat, record.lon,
@@ -112,31 +115,29 @@ public actor VenueActor {
     func remove(by user: String) async throws(ProtocolError) {
         try await requireOwner(user, "remove the venue")
         if try takeOver() != nil { throw ProtocolError(.unavailable, "the venue is reloading; try again") }
+        try writer.admit()
         gone = true
         let id = venue.id
         publish(.venueRemoved, ["venue": .string(id)])
         let now = Date().timeIntervalSince1970
-        try await commitAndWait { db in try db.execute(sql: "UPDATE venue SET deleted_at = ? WHERE id = ?", arguments: [now, id]) }
+        try await commitAndWait { rows in try rows.db.execute(sql: "UPDATE venue SET deleted_at = ? WHERE id = ?", arguments: [now, id]) }
     }
 
     /// UC7: checks a user in (once per venue); the venue's presence count is pushed. The count is
     /// the store's (any node may have checked others in), read in the check-in's transaction.
     func checkin(user: String) async throws(ProtocolError) -> Int {
         if try takeOver() != nil { throw ProtocolError(.unavailable, "the venue is reloading; try again") }
-        guard store.acceptsWrites else { throw ProtocolError(.unavailable, "too many changes are waiting to be written; try again") }
+        try writer.admit()
         lastActivity = Date().timeIntervalSince1970
-        let reservation = room.reserve()
+        guard let reserved = writer.reserve(in: roomName) else { throw ProtocolError(.unavailable, "the venue is reloading; try again") }
         let id = venue.id
         let now = lastActivity
-        let made = PushBox()
-        try await commitAndWait(made: made) { db in
-            try db.execute(sql: "INSERT OR IGNORE INTO checkin (venue_id, user_id, at) VALUES (?, ?, ?)", arguments: [id, user, now])
-            let count = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM checkin WHERE venue_id = ?", arguments: [id]) ?? 0
-            let push = reservation.push(VenuePush.presenceChanged, data: ["checkedIn": .int(count)], at: now)
-            try RoomLogRows.append([push], db)
-            made.set(push, count)
+        return try await commitAndWait { rows in
+            try rows.db.execute(sql: "INSERT OR IGNORE INTO checkin (venue_id, user_id, at) VALUES (?, ?, ?)", arguments: [id, user, now])
+            let count = try Int.fetchOne(rows.db, sql: "SELECT COUNT(*) FROM checkin WHERE venue_id = ?", arguments: [id]) ?? 0
+            rows.push(reserved, VenuePush.presenceChanged, data: ["checkedIn": .int(count)], at: now)
+            return count
         }
-        return made.count
     }
 
     // MARK: Housekeeping
@@ -144,7 +145,7 @@ public actor VenueActor {
     /// If no change is in flight and nothing happened for `seconds`, retires (its room's
     /// subscribers stay with the feed: a retired venue's state and log are in the store).
     func sweep(now: Double, retireAfter seconds: Double) -> Bool {
-        guard inFlight.count.load(ordering: .acquiring) == 0, now - lastActivity > seconds else { return false }
+        guard writer.inFlight == 0, now - lastActivity > seconds else { return false }
         retired = true
         return true
     }
@@ -152,80 +153,39 @@ public actor VenueActor {
     /// The venue's id.
     public var venueID: String { venue.id }
 
-    /// The room's last `seq` (pushes staged included) and epoch.
-    public var head: RoomHead { room.head }
+    /// The room's last `seq` (pushes staged and in flight included) and epoch.
+    public var head: RoomHead? { writer.snapshot(of: roomName)?.head }
 
     // MARK: Durability
 
     /// Hands `write` to the group commit; `reply` answers with `result` once it is durable.
     func commit(_ write: JukeboxWrite, reply: Replier, result: JSON) {
         let id = venue.id
-        commit({ db in try JukeboxRows.apply(write, venue: id, db) }) { outcome in
+        submit({ rows in try JukeboxRows.apply(write, venue: id, rows.db) }) { outcome in
             switch outcome {
             case .success: reply.success(result)
-            case .failure: reply.failure(ProtocolError(.unavailable, "could not save the change; try again"))
+            case .failure(let failure): reply.failure(failure.protocolError)
             }
         }
     }
 
-    /// Hands `write` and the pushes staged for it to the group commit: they are written to the
-    /// room log in its transaction, and delivered once it is durable, before `completion` runs.
-    private func commit(_ write: @escaping @Sendable (any SQLDatabase) throws -> Void, made: PushBox? = nil,
-                        completion: @escaping @Sendable (Result<Void, Error>) -> Void) {
-        let pushes = room.take()
-        let id = venue.id
-        let inFlight = self.inFlight
-        let directory = self.directory
-        let feed = self.feed
-        inFlight.count.add(1, ordering: .relaxed)
-        store.submit({ db in
-            try write(db)
-            try RoomLogRows.append(pushes, db)
-        }) { [self] outcome in
-            switch outcome {
-            case .success:
-                feed.deliver(made?.push.map { pushes + [$0] } ?? pushes)
-                inFlight.count.subtract(1, ordering: .releasing)
-            case .failure:
-                // Memory is now ahead of the store: drop this actor so the next caller reloads what
-                // is durable (in a new epoch if a snapshot may have shown the lost change).
-                inFlight.failed.store(true, ordering: .releasing)
-                directory.evict(self, id: id, renewEpoch: inFlight.exposed.load(ordering: .acquiring))
-                inFlight.count.subtract(1, ordering: .releasing)
-            }
+    /// The writer's `submit`, with this actor's part of the failure policy: it goes (see the type).
+    private func submit<T: Sendable>(_ rows: @escaping @Sendable (RoomRows) throws -> T,
+                                     completion: @escaping @Sendable (Result<T, RoomWriteFailure>) -> Void) {
+        let id = venue.id, directory = self.directory
+        writer.submit(rows) { [self] outcome in
+            if case .failure(let failure) = outcome { directory.evict(self, id: id, renewEpoch: !failure.renewEpoch.isEmpty) }
             completion(outcome)
         }
     }
 
-    /// `commit`, waiting for it to be durable (ops that answer here rather than through a `Replier`).
-    private func commitAndWait(made: PushBox? = nil,
-                               _ write: @escaping @Sendable (any SQLDatabase) throws -> Void) async throws(ProtocolError) {
-        let outcome: Result<Void, Error> = await withCheckedContinuation { done in
-            commit(write, made: made) { done.resume(returning: $0) }
-        }
-        if case .failure = outcome { throw ProtocolError(.unavailable, "could not save the change; try again") }
+    /// `submit`, waiting for it to be durable (ops that answer here rather than through a `Replier`).
+    private func commitAndWait<T: Sendable>(_ rows: @escaping @Sendable (RoomRows) throws -> T) async throws(ProtocolError) -> T {
+        let outcome: Result<T, RoomWriteFailure> = await withCheckedContinuation { done in submit(rows) { done.resume(returning: $0) } }
+        return try outcome.mapError(\.protocolError).get()
     }
 
     func requireOwner(_ user: String, _ action: String) async throws(ProtocolError) {
         guard try await directory.isOwner(user, of: venue.id) else { throw .forbidden("only an owner can \(action)") }
     }
-}
-
-/// A push encoded inside a change's transaction (the check-in's count), handed to its completion.
-final class PushBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var _push: LoggedPush?
-    private var _count = 0
-    func set(_ push: LoggedPush, _ count: Int) { lock.withLock { _push = push; _count = count } }
-    var push: LoggedPush? { lock.withLock { _push } }
-    var count: Int { lock.withLock { _count } }
-}
-
-/// Writes in flight, shared with the store's completions.
-final class WriteCounter: Sendable {
-    let count = Atomic<Int>(0)
-    /// A commit failed: the actor's memory may hold changes the store does not.
-    let failed = Atomic<Bool>(false)
-    /// A snapshot was taken while changes were in flight (their seqs may be in a subscriber's view).
-    let exposed = Atomic<Bool>(false)
 }

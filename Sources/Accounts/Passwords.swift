@@ -45,6 +45,9 @@ public final class Passwords: Sendable {
         pool = Pool(threads: max(1, threads), maxQueued: max(0, maxQueued))
     }
 
+    /// The workers finish what is queued, then end (they hold the pool until then).
+    deinit { pool.stop() }
+
     /// A place for one job, or `Busy` when `maxQueued` jobs already wait.
     public func admit() throws(Busy) -> Slot {
         if let wait = pool.reserve() { throw Busy(retryAfterMs: wait) }
@@ -89,15 +92,24 @@ private final class Pool: @unchecked Sendable {
     private var secondsPerJob = 0.3
     private let threads: Int
     private let maxQueued: Int
+    /// Its owner is gone: workers end once the queue is empty.
+    private var stopping = false
 
     init(threads: Int, maxQueued: Int) {
         self.threads = threads
         self.maxQueued = maxQueued
         for n in 0..<threads {
-            let thread = Thread { [unowned self] in self.work() }
+            let thread = Thread { self.work() }
             thread.name = "hubbub-kdf-\(n)"
             thread.start()
         }
+    }
+
+    func stop() {
+        condition.lock()
+        stopping = true
+        condition.broadcast()
+        condition.unlock()
     }
 
     /// Takes a place, or returns the wait in ms when `maxQueued` jobs already wait.
@@ -135,7 +147,11 @@ private final class Pool: @unchecked Sendable {
         #endif
         while true {
             condition.lock()
-            while head == jobs.count { condition.wait() }
+            while head == jobs.count, !stopping { condition.wait() }
+            guard head < jobs.count else {
+                condition.unlock()
+                return
+            }
             let job = jobs[head]
             head += 1
             if head > 64, head * 2 > jobs.count {

@@ -38,6 +38,31 @@ final class PasswordsTests: XCTestCase {
         }
     }
 
+    /// Threads of this process named `hubbub-kdf-*` (Linux names a thread after `Thread.name`).
+    private func kdfThreads() -> Int {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return tasks.filter { ((try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8)) ?? "").hasPrefix("hubbub-kdf") }.count
+    }
+
+    /// A pool whose owner goes away (a service stopped, a test's) ends its workers once they have
+    /// nothing queued, even when they start after it went: no thread left behind, none touching
+    /// freed memory.
+    func testThePoolsWorkersEndWhenTheirOwnerGoes() async throws {
+        let before = kdfThreads()
+        var hashed: [Int] = []
+        for round in 0..<20 {
+            let passwords = Passwords(iterations: 1_000, threads: 2, maxQueued: 4)
+            if round % 4 == 0 { hashed.append(await passwords.hash("pw", in: try passwords.admit()).hash.count) }
+        }
+        XCTAssertEqual(hashed, [32, 32, 32, 32, 32])
+        var left = kdfThreads() - before
+        for _ in 0..<200 where left > 0 {
+            try await Task.sleep(for: .milliseconds(10))
+            left = kdfThreads() - before
+        }
+        XCTAssertEqual(left, 0, "every worker of the 20 pools ended")
+    }
+
     func testAWeakerHashIsUpgradedAtTheNextLogIn() async throws {
         let dir = NSTemporaryDirectory() + "hubbub-passwords-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: dir) }

@@ -26,12 +26,13 @@ extension IntelHub {
         try await load([id])
         guard let found = corridors.byID[id], found.owner.map({ $0.user == user }) ?? true else { throw .notFound("no corridor \(id)") }
         let now = Date().timeIntervalSince1970
-        let items = items(in: found.corridor), head = found.room.head, mark = inFlight > 0 ? found.room.headMark : nil
+        guard let at = writer.snapshot(of: RoutePush.room(id)) else { throw ProtocolError(.unavailable, "the routes are reloading; try again") }
+        let items = items(in: found.corridor)
         corridors.touch(id, at: now)
         // The items and the head are taken together; the names may be looked up after.
         let names = await rooms?.directory.aliases(items.compactMap(\.user)) ?? [:]
         let list = view.list(items, to: found.corridor.to, aliases: names, language: language)
-        return RoomSnapshot(head: head, data: ["corridor": found.json, "items": .array(list)], mark: mark)
+        return RoomSnapshot(head: at.head, data: ["corridor": found.json, "items": .array(list)], mark: at.mark)
     }
 
     /// A member resumed room `route:<id>` on some node: it is live here from now on (loaded in a
@@ -86,7 +87,7 @@ extension IntelHub {
         try? await load(recent)
         let used = Set(recent)
         for (id, c) in corridors.byID where !used.contains(id) && now - c.lastActivity > window && loading[id] == nil {
-            corridors.drop(id)
+            drop(id)
         }
     }
 
@@ -95,8 +96,14 @@ extension IntelHub {
     func dropPrivate(of user: String, destination: String? = nil) {
         for (id, c) in corridors.byID {
             guard let owner = c.owner, owner.user == user, destination.map({ $0 == owner.destination }) ?? true else { continue }
-            corridors.drop(id)
+            drop(id)
         }
+    }
+
+    /// Corridor `id` is no longer live: its definition and its room leave memory.
+    private func drop(_ id: String) {
+        corridors.drop(id)
+        writer.drop(RoutePush.room(id))
     }
 
     /// Makes corridors `ids` live, those stored and not live yet: their definitions are read and
@@ -135,8 +142,8 @@ extension IntelHub {
         }
         let now = Date().timeIntervalSince1970
         for (d, head) in loaded where corridors.byID[d.id] == nil {
-            corridors.adopt(LiveCorridor(id: d.id, corridor: d.corridor, owner: d.owner, room: StagedRoom(name: RoutePush.room(d.id), head: head),
-                                         lastActivity: now))
+            corridors.adopt(LiveCorridor(id: d.id, corridor: d.corridor, owner: d.owner, lastActivity: now))
+            writer.adopt(RoutePush.room(d.id), head: head)
         }
     }
 }

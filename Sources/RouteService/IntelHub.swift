@@ -11,10 +11,11 @@ import Synchronization
 /// Every live intel item, its spatial index and its expiry schedule, and the live corridors whose
 /// rooms hear of them, owned by one actor (on one node of a cluster: the holder of the `route:*`
 /// lease). A post, a like or an expiry is decided here, in order, and in the same step staged as a
-/// push in every live corridor it concerns; the change and its pushes are then written in one
-/// transaction (each push with its room's next `seq`), delivered through the feed once durable,
-/// and answered. Changes are applied in memory first (so a second like racing the first is
-/// refused); a failed write reloads what is durable, and the corridors start new epochs.
+/// push in every live corridor it concerns, through the hub's `RoomWriter` (one change, many
+/// rooms); the change and its pushes are then written in one transaction, delivered through the
+/// feed once durable, and answered. Changes are applied in memory first (so a second like racing
+/// the first is refused). On a failed write the writer's policy holds, and the hub's part of it is
+/// to reload what is durable: the corridors are dropped, and each starts a new epoch when loaded.
 public actor IntelHub {
     /// Settings of the intel stream.
     public struct Configuration: Sendable {
@@ -97,8 +98,8 @@ public actor IntelHub {
     var reloads = 0
     /// Corridors whose last load failed (their callers are told `unavailable`).
     var failedLoads: Set<String> = []
-    /// Writes handed to the store and not yet durable.
-    var inFlight = 0
+    /// Pushes to the corridors' rooms go here, and only here; a new one after each reload.
+    var writer: RoomWriter
     /// Set when this node took the routes' lease (another node may have changed everything
     /// meanwhile): the next call reloads items and corridors.
     let stale: TakeOverFlag
@@ -110,7 +111,12 @@ public actor IntelHub {
         self.rooms = rooms
         stale = TakeOverFlag()
         corridors = LiveCorridors(grid: configuration.grid)
+        writer = Self.writer(store: store, rooms: rooms)
         live = try Live(grid: configuration.grid, store: store, now: now)
+    }
+
+    private static func writer(store: Store, rooms: CorridorPublishing?) -> RoomWriter {
+        RoomWriter(store: store, feed: rooms?.feed, logger: rooms?.logger ?? Logger(label: "hubbub.routes"))
     }
 
     /// What this node holds may be stale (it just took the routes' lease): reload before the next call.
@@ -138,6 +144,7 @@ public actor IntelHub {
     @discardableResult
     func reload() -> Bool {
         corridors = LiveCorridors(grid: configuration.grid)
+        writer = Self.writer(store: store, rooms: rooms)
         corridorsUnknown = true
         reloads += 1
         guard let durable = try? Live(grid: configuration.grid, store: store, now: Date().timeIntervalSince1970) else {
@@ -175,7 +182,7 @@ public actor IntelHub {
         let results = drafts.map { draft, author in Result { () throws(ProtocolError) in try make(draft, by: author, now: now) } }
         let items = results.compactMap { try? $0.get() }
         guard !items.isEmpty else { return results }
-        guard store.acceptsWrites else { throw ProtocolError(.unavailable, "too many changes are waiting to be written; try again") }
+        try writer.admit()
         for item in items {
             live.remember(item)
             stage(.added, item, names, in: corridors.containing(item.points), at: now)
@@ -208,7 +215,7 @@ public actor IntelHub {
         } catch {
             throw .conflict("you already liked \(id)")
         }
-        guard store.acceptsWrites else { throw ProtocolError(.unavailable, "too many changes are waiting to be written; try again") }
+        try writer.admit()
         live.items[id] = item
         live.expiry.schedule(id, at: item.expiresAt)
         stage(.updated, item, names, in: corridors.containing(item.points), at: now)
@@ -222,7 +229,7 @@ public actor IntelHub {
         try await ready()
         let names = await aliases(of: id)
         guard var item = live.items[id] else { throw .notFound("no live item \(id)") }
-        guard store.acceptsWrites else { throw ProtocolError(.unavailable, "too many changes are waiting to be written; try again") }
+        try writer.admit()
         item.comments += 1
         live.items[id] = item
         stage(.updated, item, names, in: corridors.containing(item.points), at: now)
@@ -244,11 +251,12 @@ public actor IntelHub {
         } catch {
             throw .conflict("\(id) and \(other) are linked already")
         }
-        guard store.acceptsWrites else { throw ProtocolError(.unavailable, "too many changes are waiting to be written; try again") }
+        try writer.admit()
         live.items[id] = a
         live.items[other] = b
         // Every corridor that holds either item hears of the link, once.
-        corridors.stage(.linked, ["item": .string(a.id), "to": .string(b.id)], in: corridors.containing(a.points + b.points), at: now)
+        writer.stage(RoutePush.linked, data: ["item": .string(a.id), "to": .string(b.id)],
+                     in: corridors.containing(a.points + b.points).map(RoutePush.room), at: now)
         let karma = configuration.karmaPerLink, linkedA = a, linkedB = b
         try await durably { db in try IntelRows.link(linkedA, linkedB, by: user, at: now, karma: karma, db) }
         return (linkedA, linkedB)
@@ -340,7 +348,7 @@ public actor IntelHub {
         }
         changes += ended.map { .ended($0) }
         guard !changes.isEmpty else { return ([], unchanged) }
-        guard store.acceptsWrites else { throw ProtocolError(.unavailable, "too many changes are waiting to be written; try again") }
+        try writer.admit()
         for change in changes {
             switch change {
             case .added(let item), .revised(_, let item): live.remember(item)
@@ -370,41 +378,28 @@ public actor IntelHub {
     /// (written to their logs, and delivered once durable). Entries left behind by a like that
     /// postponed an item are dropped on the way.
     public func expire(now: Double) async -> [IntelItem] {
-        guard (try? await ready()) != nil else { return [] } // the next run tries again
+        // The next run tries again.
+        guard (try? await ready()) != nil, (try? writer.admit()) != nil else { return [] }
         var gone: [IntelItem] = []
         for (at, id) in live.expiry.due(now: now) {
             guard let item = live.items[id], item.expiresAt == at else { continue }
             live.forget(id)
             gone.append(item)
-            corridors.stage(.expired, ["item": .string(id)], in: corridors.containing(item.points), at: now)
+            writer.stage(RoutePush.expired, data: ["item": .string(id)], in: corridors.containing(item.points).map(RoutePush.room), at: now)
         }
-        if corridors.hasStaged { try? await durably { _ in } }
+        if writer.hasStaged { try? await durably { _ in } }
         return gone
     }
 
-    /// Writes a change already applied in memory, with the pushes staged for it (in the same
-    /// transaction; delivered once durable, before this returns). Writes go to the store in the
-    /// order they are made, so each room's pushes reach its log in seq order. If one fails, memory
-    /// is rebuilt from the store (the change was never acknowledged) and the corridors are
-    /// dropped: loaded again, each starts a new epoch, so no push's seq is given twice.
+    /// Writes a change already applied in memory, with the pushes staged for it (see
+    /// `RoomWriter`); if it fails, memory is rebuilt from the store (the change was never
+    /// acknowledged) and the corridors are dropped: loaded again, each starts a new epoch.
     private func durably(_ change: @escaping @Sendable (any SQLDatabase) throws -> Void) async throws(ProtocolError) {
-        let pushes = corridors.take()
-        let feed = rooms?.feed
-        inFlight += 1
-        let outcome: Result<Void, Error> = await withCheckedContinuation { done in
-            store.submit({ db in
-                try change(db)
-                try RoomLogRows.append(rooms: pushes, db)
-            }) { outcome in
-                if case .success = outcome, let feed { feed.deliver(pushes.flatMap { $0 }) }
-                done.resume(returning: outcome)
-            }
-        }
-        inFlight -= 1
-        if case .failure(let error) = outcome {
-            rooms?.logger.warning("routes: a change could not be written; reloading", metadata: ["error": "\(error)"])
+        do throws(ProtocolError) {
+            try await writer.commit { rows in try change(rows.db) }
+        } catch {
             reload()
-            throw ProtocolError(.unavailable, "could not save the change; try again")
+            throw error
         }
     }
 
@@ -421,10 +416,17 @@ public actor IntelHub {
         await aliases(live.items[id]?.user.map { [$0] } ?? [])
     }
 
-    /// Stages `event` about `item` in the corridors `ids`, the item encoded once for all.
+    /// Stages `event` about `item` in the corridors `ids`, as each shows it (its distance to the
+    /// corridor's destination), in every language the item has; the item is encoded once for all.
     private func stage(_ event: RoutePush, _ item: IntelItem, _ names: Aliases, in ids: [String], at now: Double) {
         guard !ids.isEmpty else { return }
-        corridors.stage(event, item, encoded: EncodedItem(item, aliases: names), in: ids, at: now)
+        let encoded = EncodedItem(item, aliases: names), languages = item.translations.keys.sorted()
+        for id in ids {
+            guard let to = corridors.byID[id]?.corridor.to else { continue }
+            let distance = Int(item.distance(to: to).rounded())
+            writer.stage(event, languages: languages, data: { tag in ["item": encoded.json(tag: tag, distance: distance)] },
+                         in: RoutePush.room(id), at: now)
+        }
     }
 
     /// Stages what a provider's change means for each corridor: `intel.added` where an item
@@ -438,9 +440,9 @@ public actor IntelHub {
             let wasSet = Set(was), nowSet = Set(nowIn)
             stage(.updated, after, [:], in: nowIn.filter { wasSet.contains($0) }, at: now)
             stage(.added, after, [:], in: nowIn.filter { !wasSet.contains($0) }, at: now)
-            corridors.stage(.expired, ["item": .string(before.id)], in: was.filter { !nowSet.contains($0) }, at: now)
+            writer.stage(RoutePush.expired, data: ["item": .string(before.id)], in: was.filter { !nowSet.contains($0) }.map(RoutePush.room), at: now)
         case .ended(let item):
-            corridors.stage(.expired, ["item": .string(item.id)], in: corridors.containing(item.points), at: now)
+            writer.stage(RoutePush.expired, data: ["item": .string(item.id)], in: corridors.containing(item.points).map(RoutePush.room), at: now)
         }
     }
 

@@ -12,13 +12,14 @@ import WebSocket
 /// through here, one at a time. (With several nodes, only on the node holding `user:*`.)
 ///
 /// A push is written before it is delivered: it waits in `outbox`, and one write at a time
-/// (`flush`) records, in a single transaction, that it was made (once per user and event for
-/// suggestions and announcements: an insert that finds the pair already there drops the push),
-/// its seq and its encoded form in the room's durable log (`tonight_user_push`, read back through
-/// `GoerStreamLog`). Only then is it delivered through the feed, in seq order, to the user's
-/// connections on every node. So a push is never sent twice, not even across a crash, and one
-/// made while the user was offline is replayed on their next `subscribe` with `since`, across
-/// restarts too.
+/// (`flush`, through the room's `RoomWriter`, as a stream: `commitStream`) records, in a single
+/// transaction, that it was made (once per user and event for suggestions and announcements: an
+/// insert that finds the pair already there drops the push), its seq and its encoded form in the
+/// room's durable log (`tonight_user_push`: `GoerStreamLog`). Only then is it delivered through
+/// the feed, in seq order, to the user's connections on every node. So a push is never sent
+/// twice, not even across a crash, and one made while the user was offline is replayed on their
+/// next `subscribe` with `since`, across restarts too. A write that fails drops its batch (the
+/// writer's policy; suggestions are made again at the next refresh) and the head is read again.
 actor EventGoerActor {
     /// A push waiting to be written.
     struct Pending: Sendable {
@@ -33,8 +34,8 @@ actor EventGoerActor {
     nonisolated let user: String
     private let goers: EventGoers
     private(set) var goer: EventGoer
-    /// The `user:` room's head, read from the store when first needed and let go when idle.
-    private var head: RoomHead?
+    /// The `user:` room's writer; its head is read from the store when first needed and let go when idle.
+    private let writer: RoomWriter
     private var loading: Task<RoomHead, Error>?
     /// `kind:event` pairs known to be pushed already (a cache of `tonight_pushed`).
     private var known: Set<String> = []
@@ -46,6 +47,8 @@ actor EventGoerActor {
         user = goer.user
         self.goer = goer
         self.goers = goers
+        writer = RoomWriter(store: goers.store, feed: goers.feed, log: GoerStreamLog(store: goers.store, keep: goers.configuration.history),
+                            logger: goers.logger)
         lastActivity = goers.clock.now
     }
 
@@ -54,13 +57,13 @@ actor EventGoerActor {
 
     // MARK: The room
 
+    /// The room's durable head, its writer holding it (read, or made, on first use).
     private func loadedHead() async throws -> RoomHead {
-        if let head { return head }
+        if let head = writer.durableHead(of: roomName) { return head }
         if let loading {
-            // A load already under way: whoever resumes first keeps its head (callers use `head`).
-            let loaded = try await loading.value
-            if head == nil { head = loaded }
-            return head!
+            // A load already under way: whoever resumes first gives the writer its head.
+            adopt(try await loading.value)
+            return writer.durableHead(of: roomName)!
         }
         let store = self.store, user = self.user
         let task = Task<RoomHead, Error> {
@@ -74,9 +77,15 @@ actor EventGoerActor {
         }
         loading = task
         defer { loading = nil }
-        let loaded = try await task.value
-        if head == nil { head = loaded }
-        return head!
+        adopt(try await task.value)
+        return writer.durableHead(of: roomName)!
+    }
+
+    /// The head read from the store is the writer's (a failed write before it is over: `reset`).
+    private func adopt(_ head: RoomHead) {
+        guard !writer.holds(roomName) else { return }
+        writer.adopt(roomName, head: head)
+        writer.reset()
     }
 
     /// The `user:` room for a new subscriber (prefs, plans, tonight's suggestions) and its head.
@@ -90,8 +99,8 @@ actor EventGoerActor {
     /// Lets go of the head and the cache when nothing happened for `seconds` (they are read again
     /// when needed; the room's members are the feed's).
     func sweep(now: Double, idleAfter seconds: Double) {
-        guard head != nil, !flushing, outbox.isEmpty, now - lastActivity > seconds else { return }
-        head = nil
+        guard writer.holds(roomName), !flushing, outbox.isEmpty, now - lastActivity > seconds else { return }
+        writer.drop(roomName)
         known = []
     }
 
@@ -212,57 +221,31 @@ actor EventGoerActor {
         while !outbox.isEmpty {
             let batch = outbox
             outbox = []
-            let base: RoomHead
-            do { base = try await loadedHead() } catch {
+            do { _ = try await loadedHead() } catch {
                 goers.logger.error("user stream unavailable", metadata: ["user": "\(user)", "error": "\(error)", "dropped": "\(batch.count)"])
                 continue
             }
-            let user = self.user, name = roomName, now = goers.clock.now, keep = goers.configuration.history
-            let written: [LoggedPush?]
+            let user = self.user, now = goers.clock.now
             do {
-                written = try await store.write { db in
-                    var seq = base.seq
-                    var out: [LoggedPush?] = []
+                try writer.admit()
+                _ = try await writer.commitStream(in: roomName) { rows in
                     for p in batch {
                         if let event = p.once {
-                            let fresh = try db.changes(sql: "INSERT OR IGNORE INTO tonight_pushed (user, event, kind, at) VALUES (?, ?, ?, ?)",
-                                                       arguments: [user, event, p.event.rawValue, now])
-                            if fresh == 0 { out.append(nil); continue }
+                            let fresh = try rows.db.changes(sql: "INSERT OR IGNORE INTO tonight_pushed (user, event, kind, at) VALUES (?, ?, ?, ?)",
+                                                            arguments: [user, event, p.event.rawValue, now])
+                            if fresh == 0 { continue }
                         }
-                        try p.also?(db)
-                        seq += 1
-                        let text = Envelope.push(room: name, seq: seq, epoch: base.epoch, event: p.event.rawValue, data: p.data)
-                        let push = LoggedPush(room: name, epoch: base.epoch, seq: seq, at: now, message: OutboundMessage(text: text))
-                        try db.execute(sql: "INSERT INTO tonight_user_push (user, seq, at, payload) VALUES (?, ?, ?, ?)",
-                                       arguments: [user, Int64(seq), now, push.message.payload])
-                        out.append(push)
+                        try p.also?(rows.db)
+                        rows.push(p.event, data: p.data, at: now)
                     }
-                    guard seq > base.seq else { return out }
-                    guard try db.changes(sql: "UPDATE tonight_goer SET seq = ? WHERE user = ? AND seq = ?",
-                                         arguments: [Int64(seq), user, Int64(base.seq)]) == 1 else { throw StreamMovedOn(user: user, seq: base.seq) }
-                    try db.execute(sql: "DELETE FROM tonight_user_push WHERE user = ? AND (seq <= ? OR at < ?)",
-                                   arguments: [user, Int64(seq) - Int64(keep.count), now - keep.maxAgeSeconds])
-                    try RoomLogRows.notify(out.compactMap { $0 }, db)
-                    return out
                 }
             } catch {
-                // The head may be stale (another node wrote the stream while it held the lease): read again.
-                head = nil
+                // Dropped (the writer forgot the head: it is read again, another node may have written the stream).
                 goers.logger.error("could not write pushes to a user", metadata: ["user": "\(user)", "error": "\(error)", "dropped": "\(batch.count)"])
                 continue
             }
             for p in batch { if let id = p.once { known.insert(Self.key(p.event, id)) } }
-            let pushes = written.compactMap { $0 }
-            if let last = pushes.last { head = RoomHead(seq: last.seq, epoch: last.epoch) }
-            goers.feed.deliver(pushes)
             lastActivity = now
         }
     }
-}
-
-/// The stored stream of `user` is past `seq`: something else wrote to it (never expected: one
-/// actor per user writes it). The pushes are not written.
-struct StreamMovedOn: Error {
-    var user: String
-    var seq: UInt64
 }

@@ -10,31 +10,29 @@ import Tonight
 import WebSocket
 
 /// One event's `event:` room as its writer holds it (on the node holding tonight's lease):
-/// providers' live updates (`event.live`) and the feed's changes (`event.changed`), each written to
-/// the room log in a transaction and delivered through the feed once durable. Its snapshot is the
-/// event and its latest live state (durable: `tonight_live`).
+/// providers' live updates (`event.live`) and the feed's changes (`event.changed`), each written
+/// through its `RoomWriter`. Its snapshot is the event and its latest live state (durable:
+/// `tonight_live`) at the room's durable head. On a failed write the writer's policy holds; this
+/// actor keeps nothing but the head, so it reads the head again at the next use.
 actor EventRoomActor {
     nonisolated let event: String
     private let rooms: EventRooms
-    /// The room's log as this actor writes it (read from `room_head` on first use).
-    private var room: StagedRoom?
-    /// The last push known durable: a snapshot stands there, so a subscriber never holds a `seq`
-    /// whose write may still fail, and a live update in flight reaches it as a push.
-    private var durable: RoomHead?
+    private let writer: RoomWriter
     private var lastActivity: Double
 
     init(event: String, rooms: EventRooms) {
         self.event = event
         self.rooms = rooms
+        writer = RoomWriter(store: rooms.store, feed: rooms.feed, logger: rooms.logger)
         lastActivity = rooms.clock.now
     }
 
     private var name: String { TonightPush.eventRoom(event) }
 
-    /// The room's head, loaded on first use; made only if `create` (a subscriber): a room nobody
-    /// ever watched gets no pushes (nil).
-    private func staged(create: Bool) async throws(ProtocolError) -> StagedRoom? {
-        if let room { return room }
+    /// Whether the room is held, its head loaded on first use; made only if `create` (a
+    /// subscriber): a room nobody ever watched gets no pushes (false).
+    private func loaded(create: Bool) async throws(ProtocolError) -> Bool {
+        if writer.holds(name) { return true }
         let name = self.name
         let head: RoomHead?
         do {
@@ -43,17 +41,17 @@ actor EventRoomActor {
         } catch {
             throw ProtocolError(.unavailable, "could not read the event's room; try again")
         }
-        guard let head else { return nil }
-        if room == nil {
-            room = StagedRoom(name: name, head: head)
-            durable = head
-        }
-        return room
+        guard let head else { return false }
+        writer.adopt(name, head: head)
+        writer.reset() // the head is the store's: after a failure, changes are admitted again
+        return true
     }
 
     /// `{event, live}` for a new subscriber, and the room's head.
     func snapshot() async throws(ProtocolError) -> RoomSnapshot {
-        guard try await staged(create: true) != nil, let head = durable else { throw ProtocolError(.unavailable, "the event's room is reloading; try again") }
+        guard try await loaded(create: true), let head = writer.durableHead(of: name) else {
+            throw ProtocolError(.unavailable, "the event's room is reloading; try again")
+        }
         let event = self.event
         let stored: String?
         do {
@@ -74,31 +72,12 @@ actor EventRoomActor {
     /// such a room gets no push (a feed's change: its followers are told in their streams).
     func publish(_ tonightEvent: TonightPush, _ data: JSON, always: Bool = true,
                  with change: @escaping @Sendable (any SQLDatabase) throws -> Void = { _ in }) async throws(ProtocolError) {
-        guard var r = try await staged(create: always) else { return }
+        guard try await loaded(create: always) else { return }
+        try writer.admit()
         lastActivity = rooms.clock.now
         // The log's own time (its partitions and retention go by the system's clock, not tonight's).
-        r.stage(tonightEvent, data: data, at: Date().timeIntervalSince1970)
-        let pushes = r.take()
-        room = r
-        let feed = rooms.feed
-        let outcome: Result<Void, Error> = await withCheckedContinuation { done in
-            rooms.store.submit({ db in
-                try change(db)
-                try RoomLogRows.append(pushes, db)
-            }) { outcome in
-                if case .success = outcome { feed.deliver(pushes) }
-                done.resume(returning: outcome)
-            }
-        }
-        switch outcome {
-        case .success:
-            if let last = pushes.last, (durable?.seq ?? 0) < last.seq { durable = RoomHead(seq: last.seq, epoch: last.epoch) }
-        case .failure(let error):
-            rooms.logger.warning("tonight: an event room's push could not be written", metadata: ["event": "\(event)", "error": "\(error)"])
-            room = nil // read the head again: the push's seq was not taken
-            durable = nil
-            throw ProtocolError(.unavailable, "could not save the update; try again")
-        }
+        writer.stage(tonightEvent, data: data, in: name, at: Date().timeIntervalSince1970)
+        try await writer.commit { rows in try change(rows.db) }
     }
 
     /// Lets go of the head when nothing happened for `seconds`.

@@ -93,8 +93,31 @@ enum GoerRows {
 /// The `user:` rooms' log, for the feed: each user's head in `tonight_goer`, their pushes in
 /// `tonight_user_push`, kept `tonight.userHistoryCount` / `tonight.userHistoryHours` (much longer
 /// than the room log's retention: a notification made while the user was away is still there).
-struct GoerStreamLog: RoomLogSource {
+struct GoerStreamLog: RoomLogSource, RoomLogTable {
     let store: Store
+    /// How many pushes, and how old, each stream keeps (`append` trims past it).
+    var keep = EventGoers.Configuration().history
+
+    /// Writes each user's pushes, moves their head on (fenced: only from the seq and epoch the
+    /// pushes follow) and trims what is past `keep`, then tells the other nodes once committed.
+    func append(rooms: [[LoggedPush]], _ db: any SQLDatabase) throws {
+        let prefix = TonightPush.userRoom("")
+        for pushes in rooms {
+            guard let first = pushes.first, let last = pushes.last, first.room.hasPrefix(prefix) else { continue }
+            let user = String(first.room.dropFirst(prefix.count))
+            for p in pushes {
+                try db.execute(sql: "INSERT INTO tonight_user_push (user, seq, at, payload) VALUES (?, ?, ?, ?)",
+                               arguments: [user, Int64(p.seq), p.at, p.message.payload])
+            }
+            guard try db.changes(sql: "UPDATE tonight_goer SET seq = ? WHERE user = ? AND seq = ? AND epoch = ?",
+                                 arguments: [Int64(last.seq), user, Int64(first.seq - 1), first.epoch]) == 1 else {
+                throw RoomLogError.fenced(room: first.room, expected: RoomHead(seq: first.seq - 1, epoch: first.epoch))
+            }
+            try db.execute(sql: "DELETE FROM tonight_user_push WHERE user = ? AND (seq <= ? OR at < ?)",
+                           arguments: [user, Int64(last.seq) - Int64(keep.count), last.at - keep.maxAgeSeconds])
+            try RoomLogRows.notify(pushes, db)
+        }
+    }
 
     func heads(of rooms: [String]) async throws -> [String: RoomHead] {
         let prefix = TonightPush.userRoom("")

@@ -129,7 +129,9 @@ public final class RoomWriter: Sendable {
         state.withLock { s in
             guard s.rooms[room] != nil else { return nil }
             s.touched.insert(room)
-            return s.rooms[room]!.staged.reserve()
+            let reservation = s.rooms[room]!.staged.reserve()
+            s.reserved.append(reservation)
+            return reservation
         }
     }
 
@@ -144,11 +146,11 @@ public final class RoomWriter: Sendable {
     /// type's steps and failure policy.
     public func submit<T: Sendable>(_ rows: @escaping @Sendable (RoomRows) throws -> T,
                                     completion: @escaping @Sendable (Result<T, RoomWriteFailure>) -> Void) {
-        let (staged, rooms, generation) = state.withLock { s in
-            let (pushes, rooms) = s.take()
-            return (pushes, rooms, s.generation)
+        let (staged, rooms, reserved, generation) = state.withLock { s in
+            let (pushes, rooms, reserved) = s.take()
+            return (pushes, rooms, reserved, s.generation)
         }
-        write(staged, rooms: rooms, stream: nil, generation: generation, rows, completion: completion)
+        write(staged, rooms: rooms, reserved: reserved, stream: nil, generation: generation, rows, completion: completion)
     }
 
     /// `submit`, awaiting its outcome. The staged pushes are taken in the caller's isolation before
@@ -166,22 +168,23 @@ public final class RoomWriter: Sendable {
     /// delivered already. `unavailable` if `room` is not held.
     public func commitStream(isolation: isolated (any Actor)? = #isolation, in room: String,
                              _ rows: @escaping @Sendable (RoomRows) throws -> Void) async throws(ProtocolError) -> [LoggedPush] {
-        guard let (staged, rooms, head, generation) = state.withLock({ s -> ([[LoggedPush]], Set<String>, RoomHead, Int)? in
+        guard let (staged, rooms, reserved, head, generation) = state.withLock({ s -> ([[LoggedPush]], Set<String>, [Reservation], RoomHead, Int)? in
             guard let held = s.rooms[room] else { return nil }
-            let (pushes, rooms) = s.take()
-            return (pushes, rooms.union([room]), held.staged.head, s.generation)
+            let (pushes, rooms, reserved) = s.take()
+            return (pushes, rooms.union([room]), reserved, held.staged.head, s.generation)
         }) else {
             throw ProtocolError(.unavailable, "the room is reloading; try again")
         }
         let outcome: Result<[LoggedPush], RoomWriteFailure> = await withCheckedContinuation { done in
-            write(staged, rooms: rooms, stream: (room, head), generation: generation, { r in try rows(r); return r.made }) {
+            write(staged, rooms: rooms, reserved: reserved, stream: (room, head), generation: generation, { r in try rows(r); return r.made }) {
                 done.resume(returning: $0)
             }
         }
         return try outcome.mapError(\.protocolError).get()
     }
 
-    private func write<T: Sendable>(_ staged: [[LoggedPush]], rooms: Set<String>, stream: (room: String, head: RoomHead)?, generation: Int,
+    private func write<T: Sendable>(_ staged: [[LoggedPush]], rooms: Set<String>, reserved: [Reservation],
+                                    stream: (room: String, head: RoomHead)?, generation: Int,
                                     _ rows: @escaping @Sendable (RoomRows) throws -> T,
                                     completion: @escaping @Sendable (Result<T, RoomWriteFailure>) -> Void) {
         let log = self.log, ran = LastRun<T>()
@@ -189,6 +192,10 @@ public final class RoomWriter: Sendable {
         store.submit({ db in
             let r = RoomRows(db, stream: stream)
             let value = try rows(r)
+            // A seq reserved and never pushed would leave a hole no later push could follow.
+            for reservation in reserved where !r.made.contains(where: { $0.room == reservation.room && $0.seq == reservation.head.seq }) {
+                throw RoomWriterError.reservationNotPushed(room: reservation.room, seq: reservation.head.seq)
+            }
             let pushes = Self.merged(staged, r.made)
             try log.append(rooms: pushes, db)
             ran.set(value, pushes)
@@ -234,6 +241,8 @@ public final class RoomWriter: Sendable {
         var rooms: [String: Held] = [:]
         /// Rooms staged into since the last `take`.
         var touched: Set<String> = []
+        /// Seqs reserved since the last `take`: the change must push each.
+        var reserved: [Reservation] = []
         /// Rooms a snapshot showed past their durable head while a change was in flight (until
         /// they are durable up to their head, or the owner resets).
         var shown: Set<String> = []
@@ -250,9 +259,12 @@ public final class RoomWriter: Sendable {
 
         /// Every room's staged pushes, each room's in seq order, and the rooms the change concerns
         /// (a room with only a reservation has no staged push).
-        mutating func take() -> ([[LoggedPush]], Set<String>) {
-            defer { touched = [] }
-            return (touched.sorted().compactMap { rooms[$0]?.staged.take() }.filter { !$0.isEmpty }, touched)
+        mutating func take() -> ([[LoggedPush]], Set<String>, [Reservation]) {
+            defer {
+                touched = []
+                reserved = []
+            }
+            return (touched.sorted().compactMap { rooms[$0]?.staged.take() }.filter { !$0.isEmpty }, touched, reserved)
         }
 
         mutating func committed(_ pushes: [[LoggedPush]], generation: Int) {
@@ -275,6 +287,7 @@ public final class RoomWriter: Sendable {
             failed = true
             rooms = [:]
             touched = []
+            reserved = []
             return renew
         }
     }
@@ -305,6 +318,12 @@ public final class RoomRows: @unchecked Sendable {
         stream = (room, next)
         made.append(Reservation(room: room, head: next).push(event, data: data, at: now))
     }
+}
+
+/// A change refused by its writer inside its transaction (the change is undone).
+public enum RoomWriterError: Error, Equatable {
+    /// The change did not push a seq reserved for it (`RoomRows.push(_:_:data:at:)`).
+    case reservationNotPushed(room: String, seq: UInt64)
 }
 
 /// A change the store did not commit (see `RoomWriter`'s failure policy).

@@ -229,7 +229,7 @@ let package = Package(
         // Three nodes on one PostgreSQL (scripts/test-postgres.sh runs them; the SQLite pass skips them).
         .testTarget(name: "ClusterTests", dependencies: ["HubbubServer", "HubbubTestSupport", "Realtime", "Accounts", "RouteService", "TonightService", "DomainSeam"]),
         .testTarget(name: "HubbubServerTests", dependencies: ["HubbubServer", "HubbubClient", "Transport", "WebSocket", "Realtime",
-                                                              "HubbubTestSupport", "DomainSeam", "Accounts", "VenueService", "RouteService", "TonightService", "Storage",
+                                                              "HubbubTestSupport", "DomainSeam", "Accounts", "VenueService", "RouteService", "TonightService", "Storage", "RoomLog",
                                                               "TransitFeeds", .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                                                               .product(name: "GRDB", package: "GRDB.swift"),
                                                               .product(name: "Logging", package: "swift-log"),

@@ -8,10 +8,9 @@ import Storage
 /// to the server comes through this one protocol. The core builds each registered domain once at
 /// start, in registration order, and from then on only asks it for:
 /// - `ops`: the requests it answers (name, rate class, who may call, typed arguments, handler);
-/// - `rooms`: for each room prefix it hosts, how a room name finds the actor hosting it
-///   (subscribe, recovery, unsubscribe and leave-on-close all go through it);
-/// - `loggedRooms`: for each prefix whose pushes are on the room log, its snapshots and who may
-///   watch (the core's feed holds the members and serves recovery from the log);
+/// - `rooms`: for each room prefix it hosts, its snapshots and who may watch (every room is on
+///   the room log: the domain writes its pushes through a `RoomWriter`, and the core's feed holds
+///   the members, serves recovery from the log and leaves on close);
 /// - `services`: its background work, started after the store and before the transport, and
 ///   stopped in reverse order (swift-service-lifecycle);
 /// - `erase(user:_:)`: what it deletes when an account is deleted (private data: the routes'
@@ -34,9 +33,8 @@ public protocol Domain: Sendable {
     init(context: DomainContext) throws
 
     var ops: [Op] { get }
+    /// The room prefixes it hosts (subscriptions through the core's feed).
     var rooms: [any RoomDirectory] { get }
-    /// The room prefixes it hosts on the room log (subscriptions through the core's feed).
-    var loggedRooms: [any LoggedRoomDirectory] { get }
     var services: [any Service] { get }
     var endpoints: [HTTPEndpoint] { get }
     /// Deletes what the domain keeps about `user` that must not outlive their account; runs in
@@ -50,7 +48,6 @@ public protocol Domain: Sendable {
 extension Domain {
     public static var settings: [any AnySetting] { [] }
     public var rooms: [any RoomDirectory] { [] }
-    public var loggedRooms: [any LoggedRoomDirectory] { [] }
     public var services: [any Service] { [] }
     public var endpoints: [HTTPEndpoint] { [] }
     public func erase(user: String, _ db: any SQLDatabase) throws {}

@@ -7,12 +7,12 @@ import WebSocket
 /// any node; otherwise (or if that is gone) a snapshot from the room's owner, here or forwarded,
 /// and the feed from that snapshot's head on.
 public struct LoggedRoomJoin: LoggedRooms {
-    let logged: [String: any LoggedRoomDirectory]
+    let logged: [String: any RoomDirectory]
     let feed: RoomFeed
     /// Where rooms' owners are (several nodes); nil: always here.
     let owners: (any RoomOwners)?
 
-    public init(logged: [String: any LoggedRoomDirectory], feed: RoomFeed, owners: (any RoomOwners)?) {
+    public init(logged: [String: any RoomDirectory], feed: RoomFeed, owners: (any RoomOwners)?) {
         self.logged = logged
         self.feed = feed
         self.owners = owners
@@ -67,7 +67,7 @@ public struct LoggedRoomJoin: LoggedRooms {
         return true
     }
 
-    private func subscribeFromSnapshot(_ room: RoomName, _ d: any LoggedRoomDirectory, user: String, member: ConnectionID, reply: Replier,
+    private func subscribeFromSnapshot(_ room: RoomName, _ d: any RoomDirectory, user: String, member: ConnectionID, reply: Replier,
                                        view: JSON, answer: @escaping @Sendable (RoomSnapshot) -> JSON) async throws(ProtocolError) {
         let snapshot = try await onOwner(room) { peer throws(ProtocolError) in
             try await peer.snapshot(room: room.name, for: user, view: view)

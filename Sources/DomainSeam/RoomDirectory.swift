@@ -2,23 +2,12 @@ import Realtime
 import RoomLog
 import WebSocket
 
-/// The rooms of one prefix (`venue`, `route`, `user`, `event`): how a room's id finds the actor
-/// hosting it. The core's `subscribe`, `unsubscribe` and leave-on-close go through it, for every
-/// prefix alike.
+/// The rooms of one prefix (`venue`, `route`, `user`, `event`), every one on the room log: their
+/// owner writes their pushes through a `RoomWriter`, the core subscribes members to the node's
+/// `RoomFeed` itself (`subscribe`, recovery, `unsubscribe`, leave-on-close), and asks the
+/// directory only for a snapshot (on the room's owner node, forwarded there from the others) and
+/// whether a user may watch.
 public protocol RoomDirectory: Sendable {
-    /// The prefix before the colon of the room's name (`venue` for `venue:v12`).
-    var prefix: String { get }
-    /// The host of room `id`, created or loaded if need be, after checking that `user` may
-    /// subscribe to it (`forbidden` or `not_found` otherwise).
-    func host(_ id: String, for user: String) async throws(ProtocolError) -> any RoomHost
-    /// The host of room `id` only if it is live: leaving a room never loads it.
-    func liveHost(_ id: String) -> (any RoomHost)?
-}
-
-/// The rooms of one prefix whose pushes are on the room log (`StagedRoom`, `RoomFeed`): the core
-/// subscribes members to the node's feed itself, and asks the directory only for a snapshot (on the
-/// room's owner node, forwarded there from the others) and whether a user may watch.
-public protocol LoggedRoomDirectory: Sendable {
     /// The prefix before the colon of the room's name (`venue` for `venue:v12`).
     var prefix: String { get }
     /// The room as it is now and the head of its log at that point (pushes staged included), after
@@ -48,7 +37,7 @@ public protocol LoggedRoomDirectory: Sendable {
     var source: (any RoomLogSource)? { get }
 }
 
-extension LoggedRoomDirectory {
+extension RoomDirectory {
     public func snapshot(_ id: String, for user: String, view: JSON) async throws(ProtocolError) -> RoomSnapshot {
         try await snapshot(id, for: user)
     }
@@ -83,16 +72,6 @@ public struct RoomSnapshot: Sendable {
         self.data = data
         self.mark = mark
     }
-}
-
-/// An actor hosting a room (a venue, a corridor, a user's stream).
-public protocol RoomHost: Actor {
-    /// Adds `reply.member` to the room and answers the subscribe request through `reply`
-    /// (usually with `Room.subscribe`: the reply, then replayed pushes or a snapshot).
-    /// Throws (and subscribes nobody) when the room cannot take subscribers any more.
-    func subscribe(reply: Replier, since: Since?) async throws(ProtocolError)
-    /// Removes a member (nothing if absent).
-    func unsubscribe(_ member: ConnectionID)
 }
 
 /// A room's name split at its first colon: `venue:v12` → prefix `venue`, id `v12`.

@@ -23,9 +23,9 @@ public protocol PeerNode: Sendable {
     /// gave it), or the error that kept it from coming.
     func forward(op: String, args: JSON, user: String?, address: String,
                  completion: @escaping @Sendable (Result<[UInt8], ProtocolError>) -> Void) async throws(ProtocolError)
-    /// The room's snapshot, taken there, for `user`, shaped by `view` (see `LoggedRoomDirectory`).
+    /// The room's snapshot, taken there, for `user`, shaped by `view` (see `RoomDirectory`).
     func snapshot(room: String, for user: String, view: JSON) async throws(ProtocolError) -> RoomSnapshot
-    /// Tells the room's owner that a member resumed it from the log (`LoggedRoomDirectory.resumed`).
+    /// Tells the room's owner that a member resumed it from the log (`RoomDirectory.resumed`).
     func resumed(room: String) async throws(ProtocolError)
     /// Serves an operator request to a homed endpoint there (`HTTPEndpoint.home`), its body whole.
     func http(method: String, target: String, headers: [(name: String, value: String)], body: [UInt8]) async throws(ProtocolError) -> HTTPResponse

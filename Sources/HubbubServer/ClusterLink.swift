@@ -63,7 +63,7 @@ actor LinkSession: SessionControl {
         do throws(ProtocolError) {
             if name == ClusterOp.snapshot || name == ClusterOp.resumed {
                 let roomName = try args.string("room", maxLength: 200)
-                guard let room = RoomName(roomName), let d = context.registry.loggedRooms[room.prefix] else {
+                guard let room = RoomName(roomName), let d = context.registry.rooms[room.prefix] else {
                     throw .badRequest("field room: not a logged room: \(roomName)")
                 }
                 try await requireHere(roomName)

@@ -10,31 +10,26 @@ import WebSocket
 /// prefix, background services. The core's own ops (`subscribe`, `unsubscribe`) join the domains'.
 final class DomainRegistry: Sendable {
     let ops: [String: Op]
+    /// Every room prefix's directory (all rooms are on the room log).
     let rooms: [String: any RoomDirectory]
     let services: [any Service]
     let endpoints: [HTTPEndpoint]
-    /// Where members of logged rooms are (leaving goes there whether or not the room's actor is live).
+    /// Where this node's members of every room are.
     let feed: RoomFeed
 
-    /// Directories of rooms on the room log, by prefix.
-    let loggedRooms: [String: any LoggedRoomDirectory]
-
-    /// - owners: where logged rooms' owners are (several nodes); nil: always here.
+    /// - owners: where rooms' owners are (several nodes); nil: always here.
     init(domains: [any Domain], feed: RoomFeed, owners: (any RoomOwners)? = nil) throws {
         self.feed = feed
         var rooms: [String: any RoomDirectory] = [:]
-        var logged: [String: any LoggedRoomDirectory] = [:]
         for d in domains {
-            for prefix in d.rooms.map(\.prefix) + d.loggedRooms.map(\.prefix) where rooms[prefix] != nil || logged[prefix] != nil {
-                throw ConfigurationError(key: "domains", problem: "two domains host rooms \(prefix):")
+            for r in d.rooms {
+                guard rooms[r.prefix] == nil else { throw ConfigurationError(key: "domains", problem: "two domains host rooms \(r.prefix):") }
+                rooms[r.prefix] = r
             }
-            for r in d.rooms { rooms[r.prefix] = r }
-            for r in d.loggedRooms { logged[r.prefix] = r }
         }
         self.rooms = rooms
-        loggedRooms = logged
         var ops: [String: Op] = [:]
-        for op in domains.flatMap(\.ops) + RoomOps.all(rooms, logged: logged, feed: feed, owners: owners) {
+        for op in domains.flatMap(\.ops) + RoomOps.all(rooms, feed: feed, owners: owners) {
             guard ops[op.name] == nil else { throw ConfigurationError(key: "domains", problem: "two domains define op \(op.name)") }
             ops[op.name] = op
         }
@@ -43,17 +38,13 @@ final class DomainRegistry: Sendable {
         endpoints = domains.flatMap(\.endpoints)
     }
 
-    /// Leaves every room a closed connection was in (live rooms only: nothing is loaded for it).
-    func leave(_ names: Set<String>, _ member: ConnectionID) async {
-        for name in names {
-            feed.leave(member, room: name)
-            guard let room = RoomName(name), let host = rooms[room.prefix]?.liveHost(room.id) else { continue }
-            await host.unsubscribe(member)
-        }
+    /// Leaves every room a closed connection was in (nothing is loaded for it).
+    func leave(_ names: Set<String>, _ member: ConnectionID) {
+        for name in names { feed.leave(member, room: name) }
     }
 }
 
-/// `subscribe` and `unsubscribe`: the same for every room prefix, through its `RoomDirectory`.
+/// `subscribe` and `unsubscribe`: the same for every room prefix, through the feed and the prefix's `RoomDirectory`.
 enum RoomOps {
     struct SubscribeArgs: OpArguments {
         var room: RoomName
@@ -75,24 +66,14 @@ enum RoomOps {
         return room
     }
 
-    static func all(_ rooms: [String: any RoomDirectory], logged: [String: any LoggedRoomDirectory], feed: RoomFeed,
-                    owners: (any RoomOwners)?) -> [Op] {
-        @Sendable func directory(_ room: RoomName) throws(ProtocolError) -> any RoomDirectory {
-            guard let d = rooms[room.prefix] else { throw .badRequest("field room: unknown room \(room.name)") }
-            return d
-        }
-        let join = LoggedRoomJoin(logged: logged, feed: feed, owners: owners)
+    static func all(_ rooms: [String: any RoomDirectory], feed: RoomFeed, owners: (any RoomOwners)?) -> [Op] {
+        let join = LoggedRoomJoin(logged: rooms, feed: feed, owners: owners)
         return [
             .user("subscribe", .read, SubscribeArgs.self) { c throws(ProtocolError) in
                 let name = c.args.room.name
                 try await c.session.addSubscription(name)
                 do throws(ProtocolError) {
-                    if logged[c.args.room.prefix] != nil {
-                        try await join.subscribe(c.args.room, since: c.args.since, user: c.user, session: c.session, reply: c.reply)
-                    } else {
-                        let host = try await directory(c.args.room).host(c.args.room.id, for: c.user)
-                        try await host.subscribe(reply: c.reply, since: c.args.since)
-                    }
+                    try await join.subscribe(c.args.room, since: c.args.since, user: c.user, session: c.session, reply: c.reply)
                 } catch {
                     await c.session.removeSubscription(name)
                     throw error
@@ -101,10 +82,9 @@ enum RoomOps {
             },
             .user("unsubscribe", .read, UnsubscribeArgs.self) { c throws(ProtocolError) in
                 let room = c.args.room
-                let kept = logged[room.prefix] == nil ? try directory(room) : nil
+                guard rooms[room.prefix] != nil else { throw .badRequest("field room: unknown room \(room.name)") }
                 await c.session.removeSubscription(room.name)
                 feed.leave(c.session.member, room: room.name)
-                await kept?.liveHost(room.id)?.unsubscribe(c.session.member)
                 return .reply(["room": .string(room.name)])
             },
         ]

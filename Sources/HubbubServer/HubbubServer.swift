@@ -81,12 +81,12 @@ public final class HubbubServer: Sendable {
                                     clock: clock, feed: feed)
         let built = try domains.map { try $0.init(context: context) }
         erasure.attach(built)
-        for d in built.flatMap(\.loggedRooms) { if let source = d.source { feed.use(source, for: d.prefix) } }
+        for d in built.flatMap(\.rooms) { if let source = d.source { feed.use(source, for: d.prefix) } }
         // Several nodes (PostgreSQL): leases on logged rooms, links to the other nodes.
         var cluster: (ownership: Ownership, links: PeerLinks, leases: RoomLeases)?
         if store.dialect == .postgres {
             let links = PeerLinks(timeoutSeconds: Double(configuration.cluster.forwardTimeoutSeconds), logger: logger)
-            let logged = Dictionary(built.flatMap(\.loggedRooms).map { ($0.prefix, $0) }, uniquingKeysWith: { a, _ in a })
+            let logged = Dictionary(built.flatMap(\.rooms).map { ($0.prefix, $0) }, uniquingKeysWith: { a, _ in a })
             var ownershipConfiguration = Ownership.Configuration()
             ownershipConfiguration.leaseSeconds = Double(configuration.cluster.leaseSeconds)
             let ownership = Ownership(nodeID: nodeID, store: store, links: links, health: health,
@@ -96,7 +96,7 @@ public final class HubbubServer: Sendable {
             cluster = (ownership, links, RoomLeases(ownership: ownership, logged: logged))
         }
         let registry = try DomainRegistry(domains: built, feed: feed, owners: cluster?.leases)
-        capabilities.provide(LoggedRooms.self, LoggedRoomJoin(logged: registry.loggedRooms, feed: feed, owners: cluster?.leases))
+        capabilities.provide(LoggedRooms.self, LoggedRoomJoin(logged: registry.rooms, feed: feed, owners: cluster?.leases))
 
         let rl = configuration.rateLimits
         let sessions = SessionContext(

@@ -3,12 +3,12 @@ import DomainSeam
 import Realtime
 
 /// The owners of logged rooms as the core asks for them: a room's name goes to the lease its
-/// directory names (`LoggedRoomDirectory.lease(of:)`: its own by default, one for every `route:`
+/// directory names (`RoomDirectory.lease(of:)`: its own by default, one for every `route:`
 /// room), and `Ownership` answers for the lease. Ops' homes and the cluster's own requests go
 /// through here, so every room under one lease has one owner.
 struct RoomLeases: RoomOwners {
     let ownership: Ownership
-    let logged: [String: any LoggedRoomDirectory]
+    let logged: [String: any RoomDirectory]
 
     /// The lease that owns room (or home) `name`; a name outside the logged prefixes is its own.
     func lease(of name: String) -> String {

@@ -71,7 +71,7 @@ actor Session: SessionControl {
         identity = nil
         let left = rooms
         rooms = []
-        await context.registry.leave(left, member)
+        context.registry.leave(left, member)
     }
 
     private static let yieldAfterBytes = 4096

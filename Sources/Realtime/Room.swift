@@ -33,12 +33,12 @@ public struct Since: Sendable, Equatable {
     }
 }
 
-/// One room's live state: sequence numbers, an epoch, a bounded history of recent pushes for
-/// recovery, and its members grouped by loop. Owned by one actor (the venue's, the corridor's...),
-/// so a push and a subscription never interleave.
+/// One room's live state on a node: where its log stands (`seq`, `epoch`), a bounded history of
+/// recent pushes for recovery, and this node's members grouped by loop. Owned by the node's
+/// `RoomFeed` (under its lock), so a push and a subscription never interleave.
 ///
 /// The history is bounded three ways, whichever bites first: a number of pushes, an age and a
-/// number of bytes. Its owner calls `trimHistory(now:)` from time to time, so a room that went
+/// number of bytes. The feed calls `trimHistory(now:)` from time to time, so a room that went
 /// quiet gives back its history without waiting for the next push.
 public struct Room: Sendable {
     /// Limits of the recovery history.
@@ -104,25 +104,10 @@ public struct Room: Sendable {
         account = limits.budget.map(HistoryAccount.init)
     }
 
-    /// A room whose pushes are durable (a user's stream), as it stood: its last `seq` and the
-    /// pushes still kept for recovery, oldest first (each as encoded when it was first published).
-    public init(name: String, epoch: String, seq: UInt64, restoring kept: [(seq: UInt64, payload: [UInt8], at: Double)],
-                limits: HistoryLimits, now: Double) {
-        self.init(name: name, epoch: epoch, limits: limits)
-        self.seq = seq
-        for entry in kept where entry.seq <= seq { record(entry.seq, OutboundMessage(kind: .text, payload: entry.payload), entry.at) }
-        trimHistory(now: now)
-    }
-
-    /// The push that `publish(prepared:)` will hand out as `seq` (for owners that make a push
-    /// durable before they publish it, and so encode it first).
-    public func prepare(_ event: some RoomEvent, data: JSON, seq: UInt64) -> OutboundMessage {
-        OutboundMessage(text: Envelope.push(room: name, seq: seq, epoch: epoch, event: event.rawValue, data: data))
-    }
-
-    /// Publishes a push encoded by `prepare` for the next `seq`, now durable: recorded and handed to
-    /// every member like `publish`. With `translated` (a localized push, see
-    /// `publish(_:languages:...)`), each member gets the version its language picks.
+    /// Publishes a durable push (encoded once by its writer, `StagedRoom`) for the next `seq`:
+    /// recorded for recovery and handed to every member, one hand-over per loop. With `translated`
+    /// (a push read in each reader's language), each member gets the version its language
+    /// (`languageOf`, matched by `LanguageTag.match`) picks, else the original.
     public mutating func publish(prepared message: OutboundMessage, translated: [String: OutboundMessage] = [:], seq next: UInt64,
                                  now: Double, languageOf: (ConnectionID) -> String? = { _ in nil }, sink: any PushSink) {
         precondition(next == seq + 1, "prepared pushes are published in seq order")
@@ -155,38 +140,6 @@ public struct Room: Sendable {
     public var memberCount: Int { positions.count }
     /// Pushes kept for recovery.
     public var historyCount: Int { history.count - historyStart }
-
-    /// Encodes a push once, records it for recovery and hands it to every member, one hand-over per loop.
-    @discardableResult
-    public mutating func publish(_ event: some RoomEvent, data: JSON, now: Double, sink: any PushSink) -> OutboundMessage {
-        seq += 1
-        let message = OutboundMessage(text: Envelope.push(room: name, seq: seq, epoch: epoch, event: event.rawValue, data: data))
-        record(seq, message, now)
-        for group in members where !group.isEmpty { sink.deliver(message, to: group) }
-        return message
-    }
-
-    /// Publishes a push whose text depends on the reader's language (an item with translations):
-    /// `data(nil)` is the push in its original language, `data(tag)` the one for readers of `tag`,
-    /// for each of `languages`. Each is encoded once; a member gets the one its language
-    /// (`languageOf`, matched by `LanguageTag.match`) picks, else the original; all share one `seq`.
-    /// Recovery replays to each member the version its language picks.
-    public mutating func publish(_ event: some RoomEvent, languages: [String], data: (String?) -> JSON,
-                                 languageOf: (ConnectionID) -> String?, now: Double, sink: any PushSink) {
-        guard !languages.isEmpty else {
-            publish(event, data: data(nil), now: now, sink: sink)
-            return
-        }
-        seq += 1
-        func encode(_ data: JSON) -> OutboundMessage {
-            OutboundMessage(text: Envelope.push(room: name, seq: seq, epoch: epoch, event: event.rawValue, data: data))
-        }
-        let original = encode(data(nil))
-        var translated: [String: OutboundMessage] = [:]
-        for tag in languages where translated[tag] == nil { translated[tag] = encode(data(tag)) }
-        record(seq, original, now, translated: translated)
-        deliver(original, translated: translated, languageOf: languageOf, sink: sink)
-    }
 
     /// Hands a localized push to every member, each the version its language picks.
     private func deliver(_ original: OutboundMessage, translated: [String: OutboundMessage],
@@ -300,25 +253,6 @@ public struct Room: Sendable {
             positions[last] = at
         }
         if positions.isEmpty { positions = [:] } // give the table back when the room empties
-    }
-
-    /// Subscribes `member` and answers its subscribe request first, then sends any missed pushes,
-    /// in order: with `since` still in the history, `recovered: true` and the pushes; otherwise
-    /// (`recovered: false` when `since` was given) a fresh `snapshot`.
-    public mutating func subscribe(_ member: ConnectionID, since: Since?, now: Double, reply: Replier, language: String? = nil,
-                                   snapshot: () -> JSON) {
-        let resume = join(member, since: since, now: now, language: language)
-        var result: [(String, JSON)] = [("room", .string(name)), ("seq", .int(Int(seq))), ("epoch", .string(epoch))]
-        switch resume {
-        case .recovered(let missed):
-            result.append(("recovered", .bool(true)))
-            reply.success(.object(result))
-            for m in missed { reply.sink.deliver(m, to: member) }
-        case .snapshotNeeded:
-            if since != nil { result.append(("recovered", .bool(false))) }
-            result.append(("snapshot", snapshot()))
-            reply.success(.object(result))
-        }
     }
 }
 

@@ -66,7 +66,8 @@ public struct StagedRoom: Sendable {
         staged.append(LoggedPush(room: name, epoch: head.epoch, seq: head.seq, at: now, message: message))
     }
 
-    /// Encodes a push whose text depends on the reader's language (see `Room.publish(_:languages:...)`).
+    /// Encodes a push whose text depends on the reader's language: `data(nil)` is the original, `data(tag)`
+    /// the version for readers of `tag`, each encoded once; all share one `seq` (see `Room.publish(prepared:)`).
     public mutating func stage(_ event: some RoomEvent, languages: [String], data: (String?) -> JSON, at now: Double) {
         head.seq += 1
         func encode(_ data: JSON) -> OutboundMessage {

@@ -139,7 +139,7 @@ public enum RoomLogRows {
 
     /// Tells the other nodes of `pushes` (one room's, in seq order) once (and only if) the current
     /// transaction commits; nothing on SQLite (one node). `append` does it; a domain that logs a
-    /// room's pushes in a table of its own (`LoggedRoomDirectory.source`) calls it itself.
+    /// room's pushes in a table of its own (`RoomDirectory.source`) calls it itself.
     public static func notify(_ pushes: [LoggedPush], _ db: any SQLDatabase) throws {
         try notify(rooms: [pushes], db)
     }

@@ -152,7 +152,7 @@ public struct RoutesDomain: Domain {
         var user: String
     }
 
-    public var loggedRooms: [any LoggedRoomDirectory] {
+    public var rooms: [any RoomDirectory] {
         [CorridorRooms(hub: hub, directory: directory, capabilities: capabilities)]
     }
 
@@ -173,7 +173,7 @@ public struct RoutesDomain: Domain {
 
     /// `route:<id>`: any logged-in user may watch a corridor that was ever subscribed to (a private
     /// one, only its owner). Every corridor is under the one lease of the intel hub.
-    struct CorridorRooms: LoggedRoomDirectory {
+    struct CorridorRooms: RoomDirectory {
         let hub: IntelHub
         let directory: CorridorDirectory
         let capabilities: Capabilities

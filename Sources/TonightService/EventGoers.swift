@@ -237,7 +237,7 @@ public final class EventGoers: Sendable {
 
 /// `user:` rooms: only the user may subscribe to their own. Their log is the user's durable stream
 /// (`GoerStreamLog`), their snapshot taken on the node holding tonight's lease.
-struct UserRooms: LoggedRoomDirectory {
+struct UserRooms: RoomDirectory {
     let goers: EventGoers
     let memory: ReloadGate
     /// This node took tonight's lease: what it holds in memory is to be reloaded.

@@ -88,7 +88,7 @@ actor EventRoomActor {
 
 /// The `event:` rooms, by event id; any logged-in user may subscribe to an event the catalog holds.
 /// Their writers live on the node holding tonight's lease.
-final class EventRooms: LoggedRoomDirectory {
+final class EventRooms: RoomDirectory {
     let catalog: Catalog
     let store: Store
     let feed: RoomFeed

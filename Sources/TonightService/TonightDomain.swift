@@ -122,7 +122,7 @@ public struct TonightDomain: Domain {
             + [eventRooms.liveEndpoint(maxBodyBytes: settings[Self.maxLiveBytes]).preceded(by: memory.ready)]
     }
 
-    public var loggedRooms: [any LoggedRoomDirectory] {
+    public var rooms: [any RoomDirectory] {
         let goers = self.goers, rooms = eventRooms, untold = self.untold, memory = self.memory
         return [UserRooms(goers: goers, memory: memory) {
                     // This node took tonight's lease: another node may have changed everything meanwhile.

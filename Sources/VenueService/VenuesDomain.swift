@@ -43,11 +43,11 @@ public struct VenuesDomain: Domain {
     }
 
     public var ops: [Op] { jukeboxOps + profileOps }
-    public var loggedRooms: [any LoggedRoomDirectory] { [VenueRooms(directory: directory)] }
+    public var rooms: [any RoomDirectory] { [VenueRooms(directory: directory)] }
     public var services: [any Service] { [sweeper] }
 
     /// `venue:<id>`: any logged-in user may watch any venue that exists.
-    struct VenueRooms: LoggedRoomDirectory {
+    struct VenueRooms: RoomDirectory {
         let directory: VenueDirectory
         var prefix: String { VenuePush.roomPrefix }
         func snapshot(_ id: String, for user: String) async throws(ProtocolError) -> RoomSnapshot {

@@ -20,6 +20,30 @@ final class RecordingSink: PushSink, @unchecked Sendable {
     func close(_ member: ConnectionID, code: CloseCode, reason: String) {}
 }
 
+extension Room {
+    /// Publishes a push as the node's feed does: encoded for the next seq (as its writer's
+    /// `StagedRoom` would), then `publish(prepared:)`.
+    @discardableResult
+    mutating func push(_ event: Event, data: JSON, now: Double, sink: any PushSink) -> OutboundMessage {
+        let next = seq + 1
+        let message = OutboundMessage(text: Envelope.push(room: name, seq: next, epoch: epoch, event: event.rawValue, data: data))
+        publish(prepared: message, seq: next, now: now, sink: sink)
+        return message
+    }
+
+    /// A push read in each reader's language: `data(tag)` for each of `languages`, `data(nil)` the original.
+    mutating func push(_ event: Event, languages: [String], data: (String?) -> JSON, languageOf: (ConnectionID) -> String?,
+                       now: Double, sink: any PushSink) {
+        let next = seq + 1
+        func encode(_ data: JSON) -> OutboundMessage {
+            OutboundMessage(text: Envelope.push(room: name, seq: next, epoch: epoch, event: event.rawValue, data: data))
+        }
+        var translated: [String: OutboundMessage] = [:]
+        for tag in languages where translated[tag] == nil { translated[tag] = encode(data(tag)) }
+        publish(prepared: encode(data(nil)), translated: translated, seq: next, now: now, languageOf: languageOf, sink: sink)
+    }
+}
+
 final class RoomTests: XCTestCase {
     private func text(_ m: OutboundMessage) -> String { String(decoding: m.payload, as: UTF8.self) }
 
@@ -27,7 +51,7 @@ final class RoomTests: XCTestCase {
         var room = Room(name: "venue:v1", epoch: "e1")
         let sink = RecordingSink()
         for i in 0..<10 { _ = room.join(TestMember(id: i, batch: i % 2), since: nil, now: 0) }
-        let m = room.publish(Event("playlist.reordered"), data: ["order": ["a", "b"]], now: 1, sink: sink)
+        let m = room.push(Event("playlist.reordered"), data: ["order": ["a", "b"]], now: 1, sink: sink)
         XCTAssertEqual(sink.deliveries.count, 2, "one hand-over per batch")
         XCTAssertTrue(sink.deliveries.allSatisfy { $0.0 === m }, "the same encoded message for every batch")
         XCTAssertEqual(sink.deliveries.map(\.1.count).reduce(0, +), 10)
@@ -37,7 +61,7 @@ final class RoomTests: XCTestCase {
     func testResumeReplaysExactlyTheMissedPushesInOrder() {
         var room = Room(name: "r", epoch: "e")
         let sink = RecordingSink()
-        for i in 1...10 { room.publish(Event("e\(i)"), data: .int(i), now: Double(i), sink: sink) }
+        for i in 1...10 { room.push(Event("e\(i)"), data: .int(i), now: Double(i), sink: sink) }
         guard case .recovered(let missed) = room.join(TestMember(id: 1, batch: 0), since: Since(seq: 6, epoch: "e"), now: 11) else {
             return XCTFail("gap is in the history")
         }
@@ -48,7 +72,7 @@ final class RoomTests: XCTestCase {
     func testResumeNeedsASnapshotWhenTheEpochChangedOrTheGapIsTooOld() {
         var room = Room(name: "r", epoch: "new", limits: .init(count: 5, maxAgeSeconds: 60))
         let sink = RecordingSink()
-        for i in 1...20 { room.publish(Event("e"), data: .int(i), now: Double(i), sink: sink) }
+        for i in 1...20 { room.push(Event("e"), data: .int(i), now: Double(i), sink: sink) }
         XCTAssertEqual(room.join(TestMember(id: 1, batch: 0), since: Since(seq: 18, epoch: "old"), now: 21), .snapshotNeeded)
         XCTAssertEqual(room.join(TestMember(id: 2, batch: 0), since: Since(seq: 10, epoch: "new"), now: 21), .snapshotNeeded,
                        "only 5 pushes are kept")
@@ -68,7 +92,7 @@ final class RoomTests: XCTestCase {
         let a = TestMember(id: 1, batch: 0)
         _ = room.join(a, since: nil, now: 0)
         room.leave(a)
-        room.publish(Event("x"), data: .null, now: 1, sink: sink)
+        room.push(Event("x"), data: .null, now: 1, sink: sink)
         XCTAssertTrue(sink.deliveries.isEmpty)
         XCTAssertEqual(room.memberCount, 0)
     }
@@ -77,7 +101,7 @@ final class RoomTests: XCTestCase {
         var room = Room(name: "r", epoch: "e", limits: .init(count: 1000, maxAgeSeconds: 60, maxBytes: 10_000))
         let sink = RecordingSink()
         let big = JSON.string(String(repeating: "x", count: 1000))
-        for i in 1...50 { room.publish(Event("e"), data: big, now: Double(i) / 10, sink: sink) }
+        for i in 1...50 { room.push(Event("e"), data: big, now: Double(i) / 10, sink: sink) }
         XCTAssertLessThanOrEqual(room.historyBytes, 10_000)
         XCTAssertGreaterThan(room.historyCount, 0)
         XCTAssertLessThan(room.historyCount, 10, "about 2 KB a push: fewer than 10 fit in 10 KB")
@@ -97,7 +121,7 @@ final class RoomTests: XCTestCase {
         let push = JSON.string(String(repeating: "y", count: 500))
         var rooms = (0..<50).map { Room(name: "r\($0)", epoch: "e", limits: limits) }
         for round in 0..<40 {
-            for i in rooms.indices { rooms[i].publish(Event("e"), data: push, now: Double(round), sink: sink) }
+            for i in rooms.indices { rooms[i].push(Event("e"), data: push, now: Double(round), sink: sink) }
         }
         XCTAssertEqual(budget.roomsHolding, 50)
         XCTAssertEqual(budget.heldBytes, rooms.reduce(0) { $0 + $1.historyBytes }, "the budget counts what the rooms hold")
@@ -110,7 +134,7 @@ final class RoomTests: XCTestCase {
         XCTAssertEqual(budget.roomsHolding, 5)
         XCTAssertEqual(budget.heldBytes, rooms.reduce(0) { $0 + $1.historyBytes })
         for round in 40..<120 {
-            for i in rooms.indices { rooms[i].publish(Event("e"), data: push, now: Double(round), sink: sink) }
+            for i in rooms.indices { rooms[i].push(Event("e"), data: push, now: Double(round), sink: sink) }
         }
         XCTAssertGreaterThan(rooms[0].historyBytes, 15_000, "five rooms share 100,000 bytes")
         XCTAssertLessThanOrEqual(budget.heldBytes, 100_000 + 5 * 1_200)
@@ -118,7 +142,7 @@ final class RoomTests: XCTestCase {
         // The floor: with the budget spread thin, a room still keeps about 4 KiB.
         let thin = HistoryBudget(limitBytes: 1_000, floorBytes: 4_096)
         var small = Room(name: "s", epoch: "e", limits: .init(count: 1000, maxAgeSeconds: 600, maxBytes: 256 * 1024, budget: thin))
-        for round in 0..<20 { small.publish(Event("e"), data: push, now: Double(round), sink: sink) }
+        for round in 0..<20 { small.push(Event("e"), data: push, now: Double(round), sink: sink) }
         XCTAssertGreaterThan(small.historyBytes, 2_000)
         XCTAssertLessThanOrEqual(small.historyBytes, 4_096)
     }

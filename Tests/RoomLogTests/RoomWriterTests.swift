@@ -4,6 +4,7 @@ import Logging
 import Realtime
 import RoomLog
 import Storage
+import Synchronization
 import WebSocket
 import XCTest
 
@@ -206,5 +207,17 @@ final class RoomWriterTests: XCTestCase {
         XCTAssertEqual(sink.pushes(member).last?["seq"]?.int, Int(head.seq) + 4)
         let loggedSeqs = try await logged(room, epoch: head.epoch)
         XCTAssertEqual(loggedSeqs, (1...4).map { head.seq + UInt64($0) })
+    }
+
+    func testAPushInEachReadersLanguageIsEncodedOncePerLanguage() async throws {
+        let w = try await holding([room])
+        let calls = Mutex<[String?]>([])
+        w.stage(FeedEvent.said, languages: ["fi", "tr", "fi"], data: { tag in
+            calls.withLock { $0.append(tag) }
+            return ["body": .string(tag ?? "original")]
+        }, in: room, at: 1000)
+        try await w.commit { _ in }
+        XCTAssertEqual(calls.withLock { $0 }.sorted { ($0 ?? "") < ($1 ?? "") }, [nil, "fi", "tr"], "the original and each language once, not per member")
+        XCTAssertEqual(sink.pushes(member).map { $0["data"]?["body"]?.string }, ["original"], "a member without a language reads the original")
     }
 }

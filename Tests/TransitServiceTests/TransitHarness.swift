@@ -42,7 +42,7 @@ final class TransitHarness: @unchecked Sendable {
                                     capabilities: capabilities, logger: Logger(label: "test"), dataDirectory: directory)
         routes = try RoutesDomain(context: context)
         transit = try TransitDomain(context: context)
-        let logged = Dictionary(uniqueKeysWithValues: routes.loggedRooms.map { ($0.prefix, $0) })
+        let logged = Dictionary(uniqueKeysWithValues: routes.rooms.map { ($0.prefix, $0) })
         capabilities.provide(LoggedRooms.self, LoggedRoomJoin(logged: logged, feed: context.feed, owners: nil))
         let languages = self.languages
         context.feed.setReaderLanguage { languages.language(of: $0) }

@@ -46,39 +46,39 @@ let package = Package(
     ],
     targets: [
         // C shims: nothing but these targets sees C headers.
-        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl",
+        .systemLibrary(name: "COpenSSL", path: "Sources/Platform/COpenSSL", pkgConfig: "openssl",
                        providers: [.apt(["libssl-dev"])]),
         // (Not "CZlib": ZIPFoundation, for GTFS zips, declares a module of that name.)
-        .systemLibrary(name: "CHubbubZlib", pkgConfig: "zlib",
+        .systemLibrary(name: "CHubbubZlib", path: "Sources/Platform/CHubbubZlib", pkgConfig: "zlib",
                        providers: [.apt(["zlib1g-dev"])]),
         // libxml2's push parser, for feeds streamed as they arrive (no DOM, no DTD, no entities).
-        .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0",
+        .systemLibrary(name: "CLibXML2", path: "Sources/Platform/CLibXML2", pkgConfig: "libxml-2.0",
                        providers: [.apt(["libxml2-dev"])]),
-        .target(name: "StreamingXML", dependencies: ["CLibXML2"], swiftSettings: uncheckedExclusivity),
+        .target(name: "StreamingXML", dependencies: ["CLibXML2"], path: "Sources/Protocol/StreamingXML", swiftSettings: uncheckedExclusivity),
         // Tonight's events (seeds 000, 004, 002), pure: feed records and their checks.
-        .target(name: "Tonight", swiftSettings: uncheckedExclusivity),
-        .target(name: "CLinux"),
+        .target(name: "Tonight", path: "Sources/Domains/Tonight/Rules", swiftSettings: uncheckedExclusivity),
+        .target(name: "CLinux", path: "Sources/Platform/CLinux"),
         // Public transport's standard feeds (GTFS), pure: a streaming CSV reader and the records.
-        .target(name: "Transit", swiftSettings: uncheckedExclusivity),
+        .target(name: "Transit", path: "Sources/Domains/Transit/Rules", swiftSettings: uncheckedExclusivity),
         // GTFS-Realtime alerts decoded (swift-protobuf, generated code committed) into Transit's alerts.
         .target(name: "TransitFeeds", dependencies: ["Transit", .product(name: "SwiftProtobuf", package: "swift-protobuf")],
-                exclude: ["Proto"]),
+                path: "Sources/Domains/Transit/Feeds", exclude: ["Proto"]),
 
         // The web client (pages, hubbub.js) as files the server sends: types, ETags, gzip, CSP.
-        .target(name: "WebClient", dependencies: ["CHubbubZlib", "HubbubCrypto"], resources: [.copy("Public")]),
+        .target(name: "WebClient", dependencies: ["CHubbubZlib", "HubbubCrypto"], path: "Sources/Server/WebClient", resources: [.copy("Public")]),
 
         // Hashes, HMAC, KDF and randomness from OpenSSL's libcrypto.
-        .target(name: "HubbubCrypto", dependencies: ["COpenSSL"]),
+        .target(name: "HubbubCrypto", dependencies: ["COpenSSL"], path: "Sources/Platform/HubbubCrypto"),
 
         // Pure, I/O-free WebSocket protocol: HTTP upgrade, frames, UTF-8, close, permessage-deflate.
-        .target(name: "WebSocket", dependencies: ["CHubbubZlib", "HubbubCrypto"]),
+        .target(name: "WebSocket", dependencies: ["CHubbubZlib", "HubbubCrypto"], path: "Sources/Protocol/WebSocket"),
 
         // The only code that touches file descriptors: sockets, epoll loops, timers, TLS, queues.
         .target(name: "Transport", dependencies: [
             "CLinux", "COpenSSL", "WebSocket", "HubbubCrypto",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Metrics", package: "swift-metrics"),
-        ]),
+        ], path: "Sources/Core/Transport"),
 
         // The embedded durable store: SQLite in WAL mode, migrations, group commit.
         .target(name: "Storage", dependencies: [
@@ -89,10 +89,10 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Metrics", package: "swift-metrics"),
-        ]),
+        ], path: "Sources/Core/Storage"),
 
         // Rooms with sequence numbers, epochs and recovery history; the JSON envelope of protocol.md.
-        .target(name: "Realtime", dependencies: ["WebSocket"]),
+        .target(name: "Realtime", dependencies: ["WebSocket"], path: "Sources/Protocol/Realtime"),
 
         // Rooms made durable: each push written in the transaction of the change it reports (the
         // room log, on either engine), and delivered to this node's subscribers in seq order from
@@ -101,7 +101,7 @@ let package = Package(
             "Realtime", "Storage", "WebSocket", "HubbubCrypto",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Metrics", package: "swift-metrics"),
-        ]),
+        ], path: "Sources/Core/RoomLog"),
 
         // Several nodes on one PostgreSQL: notifications of other nodes' commits into the room feed,
         // leases on rooms, forwarding ops to a room's owner.
@@ -110,37 +110,37 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Metrics", package: "swift-metrics"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-        ]),
+        ], path: "Sources/Core/Cluster"),
 
         // The seam every domain plugs into: ops, room directories, settings, migrations, services.
         .target(name: "DomainSeam", dependencies: [
             "Realtime", "Storage", "WebSocket", "RoomLog",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-        ]),
+        ], path: "Sources/Core/DomainSeam"),
 
         // Accounts: sign-up, log-in, signed tokens, profiles, deletion.
         .target(name: "Accounts", dependencies: [
             "Realtime", "Storage", "HubbubCrypto", "DomainSeam",
-        ]),
+        ], path: "Sources/Domains/Accounts/Service"),
 
         // The social jukebox's rules, pure: ordering, votes, requests, limits, fair mode.
-        .target(name: "Venues"),
+        .target(name: "Venues", path: "Sources/Domains/Venues/Rules"),
         // Route corridors' rules, pure: geometry on the sphere, canonical ids, the spatial index.
-        .target(name: "Routes", dependencies: ["HubbubCrypto"]),
+        .target(name: "Routes", dependencies: ["HubbubCrypto"], path: "Sources/Domains/Routes/Rules"),
         // Venues live: one actor per venue, its room, its durable state.
         .target(name: "VenueService", dependencies: [
             "Venues", "Realtime", "Storage", "WebSocket", "DomainSeam", "HubbubCrypto", "RoomLog",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-        ]),
+        ], path: "Sources/Domains/Venues/Service"),
 
         // Route corridors live: the intel stream (items, likes, expiry), durable.
         .target(name: "RouteService", dependencies: [
             "Routes", "Realtime", "Storage", "DomainSeam", "RoomLog", "WebSocket", "HubbubCrypto",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-        ]),
+        ], path: "Sources/Domains/Routes/Service"),
 
         // Public transport live: GTFS feeds (zips) stored and swapped whole, GTFS-Realtime alerts
         // (posted or polled) turned into provider intel items on the routes domain's stream.
@@ -153,7 +153,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Metrics", package: "swift-metrics"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-        ]),
+        ], path: "Sources/Domains/Transit/Service"),
 
         // Tonight's events live: the feeds' durable catalog, an actor per event-goer with their
         // durable user: room, event: rooms, the clock of suggestions and reminders.
@@ -161,10 +161,10 @@ let package = Package(
             "Tonight", "StreamingXML", "Realtime", "Storage", "DomainSeam", "RoomLog", "WebSocket", "HubbubCrypto",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-        ]),
+        ], path: "Sources/Domains/Tonight/Service"),
 
         // A WebSocket client (ws/wss, masking, compression) over the same transport.
-        .target(name: "HubbubClient", dependencies: ["Transport", "WebSocket", "Realtime"]),
+        .target(name: "HubbubClient", dependencies: ["Transport", "WebSocket", "Realtime"], path: "Sources/Clients/HubbubClient"),
 
         // Wiring: configuration, endpoints, metrics exposition.
         .target(name: "HubbubServer", dependencies: [
@@ -176,11 +176,11 @@ let package = Package(
             .product(name: "Prometheus", package: "swift-prometheus"),
             .product(name: "Configuration", package: "swift-configuration"),
             .product(name: "SystemPackage", package: "swift-system"),
-        ]),
+        ], path: "Sources/Server/HubbubServer"),
         .executableTarget(name: "hubbub", dependencies: [
             "HubbubServer",
             .product(name: "Logging", package: "swift-log"),
-        ]),
+        ], path: "Sources/Server/hubbub"),
 
         // The load-test harness's logic: scenarios, rate schedules, push validation, reports (and
         // /proc sampling); no sockets, so all of it is unit-tested.
@@ -199,40 +199,40 @@ let package = Package(
             "HubbubServer", "HubbubClient", "Transport", "WebSocket", "Realtime", "DomainSeam", "Accounts", "Venues",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ZIPFoundation", package: "ZIPFoundation"),
-        ], path: "Tests/TestSupport"),
-        .testTarget(name: "WebSocketTests", dependencies: ["WebSocket"]),
-        .testTarget(name: "StreamingXMLTests", dependencies: ["StreamingXML"]),
-        .testTarget(name: "WebClientTests", dependencies: ["WebClient"]),
-        .testTarget(name: "TransitTests", dependencies: ["Transit", "TransitFeeds", "SeededRandom"]),
+        ], path: "Tests/Support/TestSupport"),
+        .testTarget(name: "WebSocketTests", dependencies: ["WebSocket"], path: "Tests/Protocol/WebSocketTests"),
+        .testTarget(name: "StreamingXMLTests", dependencies: ["StreamingXML"], path: "Tests/Protocol/StreamingXMLTests"),
+        .testTarget(name: "WebClientTests", dependencies: ["WebClient"], path: "Tests/Server/WebClientTests"),
+        .testTarget(name: "TransitTests", dependencies: ["Transit", "TransitFeeds", "SeededRandom"], path: "Tests/Domains/Transit/RulesTests"),
         .testTarget(name: "TransitServiceTests", dependencies: [
             "TransitService", "TransitFeeds", "RouteService", "DomainSeam", "RoomLog", "Realtime", "Storage", "WebSocket", "HubbubTestSupport",
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             .product(name: "ZIPFoundation", package: "ZIPFoundation"),
-        ]),
-        .testTarget(name: "TonightTests", dependencies: ["Tonight", "TonightService", "StreamingXML", "SeededRandom"]),
+        ], path: "Tests/Domains/Transit/ServiceTests"),
+        .testTarget(name: "TonightTests", dependencies: ["Tonight", "TonightService", "StreamingXML", "SeededRandom"], path: "Tests/Domains/Tonight/RulesTests"),
         // A seeded random generator for the pure test targets (which must not depend on the server).
-        .target(name: "SeededRandom", path: "Tests/SeededRandom"),
-        .testTarget(name: "VenuesTests", dependencies: ["Venues", "SeededRandom"]),
-        .testTarget(name: "RoutesTests", dependencies: ["Routes", "SeededRandom"]),
+        .target(name: "SeededRandom", path: "Tests/Support/SeededRandom"),
+        .testTarget(name: "VenuesTests", dependencies: ["Venues", "SeededRandom"], path: "Tests/Domains/Venues/RulesTests"),
+        .testTarget(name: "RoutesTests", dependencies: ["Routes", "SeededRandom"], path: "Tests/Domains/Routes/RulesTests"),
         .testTarget(name: "RouteServiceTests", dependencies: ["RouteService", "Routes", "Storage", "Realtime",
-                                                              .product(name: "GRDB", package: "GRDB.swift")]),
+                                                              .product(name: "GRDB", package: "GRDB.swift")], path: "Tests/Domains/Routes/ServiceTests"),
         .testTarget(name: "VenueServiceTests", dependencies: ["VenueService", "Venues", "DomainSeam", "Realtime", "Storage", "WebSocket", "RoomLog",
-                                                             "HubbubTestSupport"]),
-        .testTarget(name: "LoadHarnessTests", dependencies: ["LoadHarness", "Realtime", "Routes"]),
-        .testTarget(name: "RealtimeTests", dependencies: ["Realtime", "WebSocket"]),
-        .testTarget(name: "RoomLogTests", dependencies: ["RoomLog", "Realtime", "Storage", "WebSocket", "HubbubTestSupport"]),
-        .testTarget(name: "AccountsTests", dependencies: ["Accounts", "Storage", .product(name: "GRDB", package: "GRDB.swift")]),
-        .testTarget(name: "StorageTests", dependencies: ["Storage", "HubbubTestSupport", "SeededRandom", .product(name: "GRDB", package: "GRDB.swift")]),
-        .testTarget(name: "TransportTests", dependencies: ["Transport", "HubbubClient", "WebSocket", "HubbubTestSupport"]),
+                                                             "HubbubTestSupport"], path: "Tests/Domains/Venues/ServiceTests"),
+        .testTarget(name: "LoadHarnessTests", dependencies: ["LoadHarness", "Realtime", "Routes"], path: "Tests/LoadHarnessTests"),
+        .testTarget(name: "RealtimeTests", dependencies: ["Realtime", "WebSocket"], path: "Tests/Protocol/RealtimeTests"),
+        .testTarget(name: "RoomLogTests", dependencies: ["RoomLog", "Realtime", "Storage", "WebSocket", "HubbubTestSupport"], path: "Tests/Core/RoomLogTests"),
+        .testTarget(name: "AccountsTests", dependencies: ["Accounts", "Storage", .product(name: "GRDB", package: "GRDB.swift")], path: "Tests/Domains/Accounts/ServiceTests"),
+        .testTarget(name: "StorageTests", dependencies: ["Storage", "HubbubTestSupport", "SeededRandom", .product(name: "GRDB", package: "GRDB.swift")], path: "Tests/Core/StorageTests"),
+        .testTarget(name: "TransportTests", dependencies: ["Transport", "HubbubClient", "WebSocket", "HubbubTestSupport"], path: "Tests/Core/TransportTests"),
         // Three nodes on one PostgreSQL (scripts/test-postgres.sh runs them; the SQLite pass skips them).
-        .testTarget(name: "ClusterTests", dependencies: ["HubbubServer", "HubbubTestSupport", "Realtime", "Accounts", "RouteService", "TonightService", "DomainSeam"]),
+        .testTarget(name: "ClusterTests", dependencies: ["HubbubServer", "HubbubTestSupport", "Realtime", "Accounts", "RouteService", "TonightService", "DomainSeam"], path: "Tests/Core/ClusterTests"),
         .testTarget(name: "HubbubServerTests", dependencies: ["HubbubServer", "HubbubClient", "Transport", "WebSocket", "Realtime",
                                                               "HubbubTestSupport", "DomainSeam", "Accounts", "VenueService", "RouteService", "TonightService", "Storage", "RoomLog",
                                                               "TransitFeeds", .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                                                               .product(name: "GRDB", package: "GRDB.swift"),
                                                               .product(name: "Logging", package: "swift-log"),
-                                                              .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]),
+                                                              .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")], path: "Tests/Server/HubbubServerTests"),
     ]
 )

@@ -66,9 +66,9 @@ SWIFTC="${SWIFTC:-swiftc}"
 # every module must be instrumented, so each is compiled with the same flags.
 FLAGS=(-sanitize=fuzzer,address -parse-as-library -O -g -use-ld=lld -swift-version 6
        -I "$OUT"
-       -Xcc -fmodule-map-file=Sources/CHubbubZlib/module.modulemap -I Sources/CHubbubZlib
-       -Xcc -fmodule-map-file=Sources/COpenSSL/module.modulemap -I Sources/COpenSSL
-       -Xcc -fmodule-map-file=Sources/CLibXML2/module.modulemap -I Sources/CLibXML2 -Xcc -I/usr/include/libxml2)
+       -Xcc -fmodule-map-file=Sources/Platform/CHubbubZlib/module.modulemap -I Sources/Platform/CHubbubZlib
+       -Xcc -fmodule-map-file=Sources/Platform/COpenSSL/module.modulemap -I Sources/Platform/COpenSSL
+       -Xcc -fmodule-map-file=Sources/Platform/CLibXML2/module.modulemap -I Sources/Platform/CLibXML2 -Xcc -I/usr/include/libxml2)
 # Everything is rebuilt when the flags change (not at every edit of this script).
 STAMP="$OUT/flags"
 [[ -e "$STAMP" && "$(cat "$STAMP")" == "${FLAGS[*]}" ]] || echo "${FLAGS[*]}" > "$STAMP"
@@ -108,35 +108,35 @@ link_target() { # target "modules" "libraries" sources...
 build() {
     case "$1" in
         websocket)
-            module HubbubCrypto "" "" Sources/HubbubCrypto/*.swift
-            module WebSocket "HubbubCrypto" "" Sources/WebSocket/*.swift
+            module HubbubCrypto "" "" Sources/Platform/HubbubCrypto/*.swift
+            module WebSocket "HubbubCrypto" "" Sources/Protocol/WebSocket/*.swift
             link_target websocket "HubbubCrypto WebSocket" "-lz -lssl -lcrypto" fuzz/WebSocket/*.swift ;;
         json)
             # The parser and the value it makes: the rest of Realtime (rooms, the envelope) is not needed.
-            module Realtime "" "" Sources/Realtime/JSON.swift Sources/Realtime/JSONParser.swift
+            module Realtime "" "" Sources/Protocol/Realtime/JSON.swift Sources/Protocol/Realtime/JSONParser.swift
             link_target json "Realtime" "" fuzz/JSON/*.swift ;;
         csv)
-            module Transit "" "" Sources/Transit/*.swift
+            module Transit "" "" Sources/Domains/Transit/Rules/*.swift
             link_target csv "Transit" "" fuzz/CSV/*.swift ;;
         gtfs-rt)
             [[ -d "$PROTOBUF" ]] || { echo "no $PROTOBUF: resolve the package first (swift package resolve, or any swift build)" >&2; return 1; }
             module SwiftProtobuf "" "-enable-upcoming-feature ExistentialAny -package-name swift_protobuf" "$PROTOBUF"/*.swift
-            module Transit "" "" Sources/Transit/*.swift
-            module TransitFeeds "Transit SwiftProtobuf" "" Sources/TransitFeeds/*.swift
+            module Transit "" "" Sources/Domains/Transit/Rules/*.swift
+            module TransitFeeds "Transit SwiftProtobuf" "" Sources/Domains/Transit/Feeds/*.swift
             link_target gtfs-rt "SwiftProtobuf Transit TransitFeeds" "" fuzz/GTFSRealtime/*.swift ;;
         xml)
-            module StreamingXML "" "" Sources/StreamingXML/*.swift
-            module Tonight "" "" Sources/Tonight/*.swift
+            module StreamingXML "" "" Sources/Protocol/StreamingXML/*.swift
+            module Tonight "" "" Sources/Domains/Tonight/Rules/*.swift
             link_target xml "StreamingXML Tonight" "-lxml2" fuzz/XML/*.swift ;;
         postgres)
             # One module with the target, which reaches the escaping's internals (PostgresStatement, the tokenizer).
-            link_target postgres "" "" fuzz/Postgres/*.swift Sources/Storage/SQLValue.swift Sources/Storage/PostgresLiteral.swift \
-                Sources/Storage/PostgresDialect.swift Sources/Storage/PostgresBlock.swift ;;
+            link_target postgres "" "" fuzz/Postgres/*.swift Sources/Core/Storage/SQLValue.swift Sources/Core/Storage/PostgresLiteral.swift \
+                Sources/Core/Storage/PostgresDialect.swift Sources/Core/Storage/PostgresBlock.swift ;;
         scenario)
             # The scenario files' reader and the settings it fills (not the harness's clients and reports).
-            module HubbubCrypto "" "" Sources/HubbubCrypto/*.swift
-            module Realtime "" "" Sources/Realtime/JSON.swift Sources/Realtime/JSONParser.swift
-            module Routes "HubbubCrypto" "" Sources/Routes/*.swift
+            module HubbubCrypto "" "" Sources/Platform/HubbubCrypto/*.swift
+            module Realtime "" "" Sources/Protocol/Realtime/JSON.swift Sources/Protocol/Realtime/JSONParser.swift
+            module Routes "HubbubCrypto" "" Sources/Domains/Routes/Rules/*.swift
             module LoadHarness "Realtime Routes" "" loadtest/Sources/LoadHarness/{Scenario,ScenarioReader,RateSchedule,Threshold,RouteSettings,TonightSettings}.swift
             link_target scenario "HubbubCrypto Realtime Routes LoadHarness" "-lssl -lcrypto" fuzz/Scenario/*.swift ;;
     esac

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates the Swift code of the GTFS-Realtime subset Hubbub reads
-# (Sources/TransitFeeds/Proto/gtfs-realtime-alerts.proto → Sources/TransitFeeds/GTFSRealtimeAlerts.pb.swift).
+# (Sources/Domains/Transit/Feeds/Proto/gtfs-realtime-alerts.proto → Sources/Domains/Transit/Feeds/GTFSRealtimeAlerts.pb.swift).
 # Run it by hand after changing the .proto and commit the result: building protoc-gen-swift takes
 # about ten minutes, too long for every CI run. Needs protobuf-compiler (installed here) and the
 # swift-protobuf package the build already depends on.
@@ -15,6 +15,6 @@ PLUGIN="$(swift build -c release --show-bin-path)/protoc-gen-swift"
 [[ -x "$PLUGIN" ]] || die "protoc-gen-swift was not built at $PLUGIN"
 log "protoc $(protoc --version)"
 protoc --plugin=protoc-gen-swift="$PLUGIN" --swift_opt=Visibility=Public --swift_opt=FileNaming=DropPath \
-    --proto_path=Sources/TransitFeeds/Proto --swift_out=Sources/TransitFeeds Sources/TransitFeeds/Proto/gtfs-realtime-alerts.proto
-mv Sources/TransitFeeds/gtfs-realtime-alerts.pb.swift Sources/TransitFeeds/GTFSRealtimeAlerts.pb.swift
-log "wrote Sources/TransitFeeds/GTFSRealtimeAlerts.pb.swift"
+    --proto_path=Sources/Domains/Transit/Feeds/Proto --swift_out=Sources/Domains/Transit/Feeds Sources/Domains/Transit/Feeds/Proto/gtfs-realtime-alerts.proto
+mv Sources/Domains/Transit/Feeds/gtfs-realtime-alerts.pb.swift Sources/Domains/Transit/Feeds/GTFSRealtimeAlerts.pb.swift
+log "wrote Sources/Domains/Transit/Feeds/GTFSRealtimeAlerts.pb.swift"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The server's use-case tests (HubbubServerTests), the store's (StoreTests), the literals' round trip (PostgresLiteralTests) and the room log's many-room writes again, on PostgreSQL instead of SQLite: a fresh
 # cluster (scripts/lib.sh start_postgres), a database per test server (HB_TEST_POSTGRES, see
-# Tests/TestSupport/TestPostgres.swift). Every domain's SQL and migrations run on it.
+# Tests/Support/TestSupport/TestPostgres.swift). Every domain's SQL and migrations run on it.
 # Left out, because they open the SQLite file beside the server to look at or break its rows (they
 # run in the SQLite pass): the tests named in SQLITE_ONLY below.
 # Needs a release build with tests (scripts/test.sh makes one).

@@ -1,4 +1,4 @@
-// libFuzzer target for GTFS feeds (Sources/Transit): `CSVReader` alone, and `GTFSReader` over
+// libFuzzer target for GTFS feeds (Sources/Domains/Transit/Rules): `CSVReader` alone, and `GTFSReader` over
 // it: .build-fuzz/fuzz-csv. A feed's files arrive inflated from a zip in chunks of any size.
 //
 // Input: [mode][CSV limits][GTFS limits][cut seed] then the text. Mode bit 0 picks the target;

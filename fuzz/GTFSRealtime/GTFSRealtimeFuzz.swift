@@ -1,4 +1,4 @@
-// libFuzzer target for GTFS-Realtime alerts (Sources/TransitFeeds over SwiftProtobuf's runtime),
+// libFuzzer target for GTFS-Realtime alerts (Sources/Domains/Transit/Feeds over SwiftProtobuf's runtime),
 // what operators post and what the poller fetches: .build-fuzz/fuzz-gtfs-rt.
 //
 // Input: the bytes of a FeedMessage (or anything else).

@@ -1,4 +1,4 @@
-// libFuzzer target for `JSONParser` (Sources/Realtime): .build-fuzz/fuzz-json. Every request,
+// libFuzzer target for `JSONParser` (Sources/Protocol/Realtime): .build-fuzz/fuzz-json. Every request,
 // provider post and scenario file goes through it.
 //
 // Input: [limits selector][maxDepth][maxKeysPerObject][maxValues] then the JSON text. A quarter

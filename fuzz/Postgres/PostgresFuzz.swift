@@ -1,4 +1,4 @@
-// libFuzzer target for PostgreSQL escaping (Sources/Storage): values written into statements as
+// libFuzzer target for PostgreSQL escaping (Sources/Core/Storage): values written into statements as
 // literals (`PostgresLiteral`, `PostgresStatement.inlined`, the `DO` blocks of `PostgresBlock`)
 // and the dialect translation (`PostgresDialect`): .build-fuzz/fuzz-postgres. Every text a user
 // or a feed sends that is stored goes through the literals. Compiled in one module with

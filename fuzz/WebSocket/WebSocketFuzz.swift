@@ -1,4 +1,4 @@
-// libFuzzer target for the pure WebSocket codec (Sources/WebSocket): .build-fuzz/fuzz-websocket.
+// libFuzzer target for the pure WebSocket codec (Sources/Protocol/WebSocket): .build-fuzz/fuzz-websocket.
 // Built by scripts/fuzz.sh with `swiftc -sanitize=fuzzer,address` together with
 // fuzz/Shared/FuzzInput.swift; not part of the SwiftPM package.
 //

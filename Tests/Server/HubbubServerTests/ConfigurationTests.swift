@@ -6,7 +6,8 @@ import XCTest
 
 final class ConfigurationTests: XCTestCase {
     private var repoRoot: String {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+        // Tests/Server/HubbubServerTests/ConfigurationTests.swift → the repository.
+        URL(fileURLWithPath: #filePath).appendingPathComponent("../../../..").standardized.path
     }
 
     func testShippedConfigFileEqualsTheBuiltInDefaults() async throws {

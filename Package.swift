@@ -80,7 +80,7 @@ let package = Package(
             .product(name: "Metrics", package: "swift-metrics"),
         ], path: "Sources/Core/Transport"),
 
-        // The embedded durable store: SQLite in WAL mode, migrations, group commit.
+        // The durable store: SQLite in WAL mode (embedded) or PostgreSQL (several nodes), migrations, group commit.
         .target(name: "Storage", dependencies: [
             .product(name: "GRDB", package: "GRDB.swift"),
             // SQLite's C API, for binding a feed's rows without GRDB's per-value boxing (an ingest's hot loop).
@@ -189,14 +189,16 @@ let package = Package(
             .product(name: "Histogram", package: "hdrhistogram-swift"),
         ], path: "loadtest/Sources/LoadHarness"),
         .executableTarget(name: "hubbub-load", dependencies: [
-            "LoadHarness", "HubbubClient", "Transport", "WebSocket", "CLinux", "Realtime", "Accounts", "Routes", "StreamingXML", "Tonight", "TonightService",
+            "LoadHarness", "HubbubClient", "Transport", "WebSocket", "CLinux", "Realtime", "Accounts", "Routes", "StreamingXML", "Tonight", "TonightService", "Venues",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Histogram", package: "hdrhistogram-swift"),
         ], path: "loadtest/Sources/hubbub-load"),
 
-        // Helpers shared by the test targets: an in-process server, a raw socket for bad input.
+        // Helpers shared by the test targets: an in-process server, a raw socket for bad input,
+        // `eventually`, a temporary store, one in-process domain harness.
         .target(name: "HubbubTestSupport", dependencies: [
-            "HubbubServer", "HubbubClient", "Transport", "WebSocket", "Realtime", "DomainSeam", "Accounts", "Venues",
+            "HubbubServer", "HubbubClient", "Transport", "WebSocket", "Realtime", "DomainSeam", "Accounts", "Venues", "Storage", "RoomLog",
+            .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ZIPFoundation", package: "ZIPFoundation"),
         ], path: "Tests/Support/TestSupport"),
@@ -216,14 +218,14 @@ let package = Package(
         .target(name: "SeededRandom", path: "Tests/Support/SeededRandom"),
         .testTarget(name: "VenuesTests", dependencies: ["Venues", "SeededRandom"], path: "Tests/Domains/Venues/RulesTests"),
         .testTarget(name: "RoutesTests", dependencies: ["Routes", "SeededRandom"], path: "Tests/Domains/Routes/RulesTests"),
-        .testTarget(name: "RouteServiceTests", dependencies: ["RouteService", "Routes", "Storage", "Realtime",
+        .testTarget(name: "RouteServiceTests", dependencies: ["RouteService", "Routes", "Storage", "Realtime", "HubbubTestSupport",
                                                               .product(name: "GRDB", package: "GRDB.swift")], path: "Tests/Domains/Routes/ServiceTests"),
         .testTarget(name: "VenueServiceTests", dependencies: ["VenueService", "Venues", "DomainSeam", "Realtime", "Storage", "WebSocket", "RoomLog",
                                                              "HubbubTestSupport"], path: "Tests/Domains/Venues/ServiceTests"),
         .testTarget(name: "LoadHarnessTests", dependencies: ["LoadHarness", "Realtime", "Routes"], path: "Tests/LoadHarnessTests"),
         .testTarget(name: "RealtimeTests", dependencies: ["Realtime", "WebSocket"], path: "Tests/Protocol/RealtimeTests"),
         .testTarget(name: "RoomLogTests", dependencies: ["RoomLog", "Realtime", "Storage", "WebSocket", "HubbubTestSupport"], path: "Tests/Core/RoomLogTests"),
-        .testTarget(name: "AccountsTests", dependencies: ["Accounts", "Storage", .product(name: "GRDB", package: "GRDB.swift")], path: "Tests/Domains/Accounts/ServiceTests"),
+        .testTarget(name: "AccountsTests", dependencies: ["Accounts", "Storage", "HubbubTestSupport", .product(name: "GRDB", package: "GRDB.swift")], path: "Tests/Domains/Accounts/ServiceTests"),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "HubbubTestSupport", "SeededRandom", .product(name: "GRDB", package: "GRDB.swift")], path: "Tests/Core/StorageTests"),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "HubbubClient", "WebSocket", "HubbubTestSupport"], path: "Tests/Core/TransportTests"),
         // Three nodes on one PostgreSQL (scripts/test-postgres.sh runs them; the SQLite pass skips them).

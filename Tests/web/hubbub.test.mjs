@@ -5,7 +5,7 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import {
   Hubbub, Room, VenueQueue, CorridorItems, HubbubError, State, defaultURL,
-} from "../../Sources/WebClient/Public/js/hubbub.js";
+} from "../../Sources/Server/WebClient/Public/js/hubbub.js";
 
 // ---- the fake server side
 

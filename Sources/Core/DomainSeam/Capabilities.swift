@@ -37,7 +37,7 @@ public protocol UserDirectory: Sendable {
 }
 
 /// The language each connection's reader set (the core provides it, from who is signed in on
-/// the connection and their profile): what a localized push (`StagedRoom.stage(_:languages:data:at:)`)
+/// the connection and their profile): what a localized push (`RoomWriter.stage(_:languages:data:in:at:)`)
 /// picks its version by.
 public protocol ReaderLanguages: Sendable {
     /// The language of the user signed in on `member`, if any and if they set one.

@@ -56,7 +56,7 @@ extension Domain {
 
 /// What the core hands a domain when it builds it.
 public struct DomainContext: Sendable {
-    /// The durable store (group-committed SQLite).
+    /// The durable store (group-committed: SQLite, or PostgreSQL that several nodes share).
     public let store: Store
     /// Where pushes and replies go.
     public let sink: any PushSink
@@ -64,8 +64,8 @@ public struct DomainContext: Sendable {
     public let settings: SettingValues
     /// The history limits every room uses unless the domain has reason to differ.
     public let roomHistory: Room.HistoryLimits
-    /// Where this node's subscribers get the pushes of rooms on the room log (`StagedRoom`):
-    /// an owner delivers its committed pushes here; other nodes' come through it too.
+    /// Where this node's subscribers get every room's pushes: a room owner's `RoomWriter` delivers
+    /// its committed pushes here; other nodes' come through it too.
     public let feed: RoomFeed
     /// What domains offer each other (e.g. `UserDirectory`), resolved when used, not when built.
     public let capabilities: Capabilities

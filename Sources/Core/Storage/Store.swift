@@ -4,14 +4,15 @@ import Logging
 import Metrics
 import Synchronization
 
-/// The embedded durable store: one SQLite database in WAL mode under the data directory.
-/// Domains see it only through `SQLDatabase` (their SQL, with `?` placeholders) and
-/// `SQLMigrations`: the engine behind it (GRDB over SQLite here) is the store's alone.
+/// The durable store: by default one SQLite database in WAL mode under the data directory, or
+/// PostgreSQL (`database.url`), which several nodes may share. Domains see it only through
+/// `SQLDatabase` (their SQL, with `?` placeholders, translated for PostgreSQL) and `SQLMigrations`:
+/// the engine behind it (GRDB over SQLite, or PostgresNIO) is the store's alone.
 ///
 /// Writes are group-committed: every `write` waits until its change is inside a committed
 /// transaction on disk (`synchronous = FULL`), but all writes that arrive while one commit is
 /// in progress share the next transaction, so an fsync serves hundreds of changes under load.
-/// All SQLite work runs on threads of the store's own, never on Swift's cooperative pool.
+/// All database work runs on threads of the store's own, never on Swift's cooperative pool.
 public final class Store: Sendable {
     /// Settings of the store; every limit has a default.
     public struct Configuration: Sendable {

@@ -80,7 +80,8 @@ public struct Room: Sendable {
 
     /// The room's name, e.g. `venue:v12`.
     public let name: String
-    /// Changes when the history is reset (each server start): a client's old `seq` is then meaningless.
+    /// The room log's epoch (kept across restarts in its head): when it changes, a client's old `seq`
+    /// means nothing.
     public private(set) var epoch: String
     /// The last push's sequence number (0 before the first).
     public private(set) var seq: UInt64 = 0
@@ -104,7 +105,7 @@ public struct Room: Sendable {
         account = limits.budget.map(HistoryAccount.init)
     }
 
-    /// Publishes a durable push (encoded once by its writer, `StagedRoom`) for the next `seq`:
+    /// Publishes a durable push (encoded once by its owner's `RoomWriter`) for the next `seq`:
     /// recorded for recovery and handed to every member, one hand-over per loop. With `translated`
     /// (a push read in each reader's language), each member gets the version its language
     /// (`languageOf`, matched by `LanguageTag.match`) picks, else the original.

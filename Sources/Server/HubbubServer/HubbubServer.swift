@@ -15,8 +15,10 @@ import WebSocket
 
 /// The Hubbub server: configuration in, listening sockets and endpoints out. Its parts run as
 /// services of one `ServiceGroup`, started in this order and stopped in the reverse one: the
-/// store, each domain's background services, then the transport. So a stop first drains the
-/// connections (1001 `restart`), then stops the domains' timers, then commits and closes the store.
+/// store, the room log's keeper (and with several nodes the event bus and the log follower), each
+/// domain's background services, the transport (and with several nodes the cluster's service).
+/// So a stop first drains the connections (1001 `restart`), then stops the domains' timers, then
+/// commits and closes the store. docs/architecture.md, "Lifecycle", has the list.
 public final class HubbubServer: Sendable {
     public let configuration: HubbubConfiguration
     let transport: Server

@@ -34,11 +34,8 @@ final class ClusterTests: XCTestCase {
             }
         }
         for n in started {
-            let deadline = Date().addingTimeInterval(20)
-            while try n.api("GET", "/healthz", key: nil).status != 200 {
-                guard Date() < deadline else { throw TestError("a node did not become healthy in 20 s") }
-                try await Task.sleep(for: .milliseconds(50))
-            }
+            let healthy = try await eventually(timeout: 20, every: .milliseconds(50)) { try n.api("GET", "/healthz", key: nil).status == 200 }
+            guard healthy else { throw TestError("a node did not become healthy in 20 s") }
         }
         return started
     }

@@ -149,16 +149,6 @@ final class RoomFeedTests: XCTestCase {
         return (ok, replied.withLock { $0 })
     }
 
-    /// Waits (polling) until `condition` holds; false if it did not within `timeout` seconds.
-    func eventually(timeout: Double = 3, _ condition: () -> Bool) async -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if condition() { return true }
-            try? await Task.sleep(for: .milliseconds(2))
-        }
-        return condition()
-    }
-
     /// A moment for anything wrongly in flight (a duplicate from a catch-up) to show up.
     func settle() async { try? await Task.sleep(for: .milliseconds(60)) }
 
@@ -241,12 +231,12 @@ final class RoomFeedTests: XCTestCase {
         feed.deliver(pushes(1...3))
         feed.deliver([push(5)]) // 4's delivery was lost
         XCTAssertEqual(trace(sink, a), ["reply", "1", "2", "3"], "5 waits for 4")
-        let tried = await eventually { source.reads >= 1 }
+        let tried = await eventually(every: .milliseconds(2)) { source.reads >= 1 }
         XCTAssertTrue(tried, "a gap starts a catch-up read")
         XCTAssertTrue(source.log.contains("read \(room) after 3"), "\(source.log)")
         XCTAssertEqual(trace(sink, a), ["reply", "1", "2", "3"], "still waiting while the log does not have 4")
         source.reveal(room)
-        let caught = await eventually { trace(sink, a).count == 6 && trace(sink, b).count == 6 }
+        let caught = await eventually(every: .milliseconds(2)) { trace(sink, a).count == 6 && trace(sink, b).count == 6 }
         XCTAssertTrue(caught, "\(trace(sink, a)) \(source.log)")
         await settle()
         for m in [a, b] { XCTAssertEqual(trace(sink, m), ["reply", "1", "2", "3", "4", "5"], "\(m)") }
@@ -306,11 +296,11 @@ final class RoomFeedTests: XCTestCase {
         source.append(pushes(1...3))
         subscribe(feed, sink, b, at: 3)
         // Nothing more is delivered: the feed reads 1...3 from the log to get to b's snapshot.
-        let caught = await eventually { trace(sink, a).count == 4 }
+        let caught = await eventually(every: .milliseconds(2)) { trace(sink, a).count == 4 }
         XCTAssertTrue(caught, "\(trace(sink, a)) \(source.log)")
         XCTAssertEqual(trace(sink, a), ["reply", "1", "2", "3"])
         XCTAssertEqual(trace(sink, b), ["reply"])
-        let joined = await eventually { feed.size.members == 2 }
+        let joined = await eventually(every: .milliseconds(2)) { feed.size.members == 2 }
         XCTAssertTrue(joined)
         feed.deliver([push(4)])
         XCTAssertEqual(trace(sink, a), ["reply", "1", "2", "3", "4"])
@@ -519,10 +509,10 @@ final class RoomFeedTests: XCTestCase {
         XCTAssertTrue(ok)
         XCTAssertEqual(head, RoomHead(seq: 5, epoch: "e1"))
         XCTAssertEqual(trace(sink, b), ["reply@5"])
-        let caught = await eventually(timeout: 2) { trace(sink, a).count == 6 }
+        let caught = await eventually(timeout: 2, every: .milliseconds(2)) { trace(sink, a).count == 6 }
         XCTAssertTrue(caught, "the room should read 4 and 5 from the log: a got \(trace(sink, a)), reads \(source.log)")
         feed.deliver([push(6)])
-        let both = await eventually { trace(sink, b).count == 2 && trace(sink, a).count == 7 }
+        let both = await eventually(every: .milliseconds(2)) { trace(sink, b).count == 2 && trace(sink, a).count == 7 }
         XCTAssertTrue(both, "a: \(trace(sink, a)), b: \(trace(sink, b))")
         XCTAssertEqual(trace(sink, b), ["reply@5", "6"])
         XCTAssertEqual(trace(sink, a), ["reply", "1", "2", "3", "4", "5", "6"])
@@ -609,8 +599,7 @@ final class RoomFeedTests: XCTestCase {
         subscribe(feed, sink, a, at: 0)
         source.append(pushes(1...2))
         subscribe(feed, sink, b, at: 3) // 3 was staged by an owner that died: it never commits
-        let deadline = Date().addingTimeInterval(5)
-        while sink.closeCode(b) == nil && Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        await eventually(every: .milliseconds(20)) { sink.closeCode(b) != nil }
         XCTAssertEqual(sink.closeCode(b), .goingAway)
         XCTAssertEqual(trace(sink, b), [], "never answered with a snapshot holding what did not happen")
         XCTAssertEqual(trace(sink, a), ["reply", "1", "2"], "the others caught up meanwhile")

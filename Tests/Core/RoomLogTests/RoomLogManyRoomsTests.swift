@@ -10,25 +10,13 @@ import XCTest
 /// it lies in), on SQLite and, when `HB_TEST_POSTGRES` is set (scripts/test-postgres.sh), on
 /// PostgreSQL, where the heads move in one statement and the rows go in multi-row inserts.
 final class RoomLogManyRoomsTests: XCTestCase {
-    private var directory = ""
     private var store: Store!
 
     override func setUpWithError() throws {
-        directory = NSTemporaryDirectory() + "hubbub-roomlog-many-\(UUID().uuidString)"
-        var migrator = SQLMigrations()
-        RoomLogSchema.migrations(&migrator)
-        var configuration = Store.Configuration(directory: directory)
-        if let cluster = ProcessInfo.processInfo.environment["HB_TEST_POSTGRES"], !cluster.isEmpty {
-            configuration.postgresURL = try TestPostgres.database(for: directory, in: cluster)
-        }
-        store = try Store(configuration: configuration, migrations: migrator)
+        store = try temporaryStore("hubbub-roomlog-many", migrations: .of(RoomLogSchema.migrations), engine: .fromEnvironment).store
     }
 
-    override func tearDown() {
-        store?.close()
-        store = nil
-        try? FileManager.default.removeItem(atPath: directory)
-    }
+    override func tearDown() { store = nil }
 
     /// Pushes are made now (PostgreSQL's log has partitions around the present only).
     private let now = Date().timeIntervalSince1970

@@ -1,4 +1,5 @@
 import Foundation
+import HubbubTestSupport
 import Realtime
 import RoomLog
 import Storage
@@ -7,20 +8,17 @@ import XCTest
 
 /// The room log's rows on a real SQLite store in a temporary directory.
 final class RoomLogRowsTests: XCTestCase {
-    private var directory = ""
+    private var temporary: TemporaryStore!
     private var store: Store!
 
     override func setUpWithError() throws {
-        directory = NSTemporaryDirectory() + "hubbub-roomlog-\(UUID().uuidString)"
-        var migrator = SQLMigrations()
-        RoomLogSchema.migrations(&migrator)
-        store = try Store(configuration: Store.Configuration(directory: directory), migrations: migrator)
+        temporary = try temporaryStore("hubbub-roomlog", migrations: .of(RoomLogSchema.migrations))
+        store = temporary.store
     }
 
     override func tearDown() {
-        store?.close()
         store = nil
-        try? FileManager.default.removeItem(atPath: directory)
+        temporary = nil
     }
 
     // MARK: Helpers
@@ -252,10 +250,9 @@ final class RoomLogRowsTests: XCTestCase {
     func testALogWrittenBeforeTheChainIsReadAndContinued() async throws {
         // A database as `rooms.v2` left it (rows keyed by room and seq), moved to `rooms.v3`.
         store.close()
-        try FileManager.default.removeItem(atPath: directory)
-        var all = SQLMigrations()
-        RoomLogSchema.migrations(&all)
-        store = try Store(configuration: Store.Configuration(directory: directory), migrations: all.upTo("rooms.v2"))
+        try FileManager.default.removeItem(atPath: temporary.directory)
+        let all = SQLMigrations.of(RoomLogSchema.migrations)
+        store = try temporary.reopen(migrations: all.upTo("rooms.v2"))
         let a = try await head("venue:a"), b = try await head("venue:b")
         try await store.write { db in
             for (room, seqs) in [("venue:a", 1...3), ("venue:b", 1...2)] {
@@ -268,7 +265,7 @@ final class RoomLogRowsTests: XCTestCase {
             try db.execute(sql: "UPDATE room_head SET seq = 2 WHERE room = 'venue:b'")
         }
         store.close()
-        store = try Store(configuration: Store.Configuration(directory: directory), migrations: all)
+        store = try temporary.reopen(migrations: all)
 
         let oldA = try await read("venue:a", epoch: a.epoch)
         XCTAssertEqual(oldA.map { String(decoding: $0.message.payload, as: UTF8.self) }, ["venue:a 1", "venue:a 2", "venue:a 3"])

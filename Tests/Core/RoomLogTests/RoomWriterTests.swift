@@ -12,7 +12,6 @@ import XCTest
 /// pushes delivered only once durable, and the one failure policy (nothing delivered, the writer
 /// refuses until its owner resets, the epoch kept unless a snapshot showed a lost push).
 final class RoomWriterTests: XCTestCase {
-    private var directory = ""
     private var store: Store!
     private var sink: RecordingSink!
     private var feed: RoomFeed!
@@ -23,20 +22,14 @@ final class RoomWriterTests: XCTestCase {
     struct Refused: Error {}
 
     override func setUpWithError() throws {
-        directory = NSTemporaryDirectory() + "hubbub-roomwriter-\(UUID().uuidString)"
-        var migrations = SQLMigrations()
-        RoomLogSchema.migrations(&migrations)
+        var migrations = SQLMigrations.of(RoomLogSchema.migrations)
         migrations.registerMigration("test.things") { db in try db.execute(sql: "CREATE TABLE thing (id INTEGER PRIMARY KEY, room TEXT NOT NULL)") }
-        store = try Store(configuration: Store.Configuration(directory: directory), migrations: migrations)
+        store = try temporaryStore("hubbub-roomwriter", migrations: migrations).store
         sink = RecordingSink()
         feed = RoomFeed(sink: sink, source: FakeRoomLog())
     }
 
-    override func tearDown() {
-        store?.close()
-        store = nil
-        try? FileManager.default.removeItem(atPath: directory)
-    }
+    override func tearDown() { store = nil }
 
     private func writer() -> RoomWriter { RoomWriter(store: store, feed: feed, logger: Logger(label: "test")) }
 

@@ -18,10 +18,7 @@ final class PostgresLiteralTests: XCTestCase {
             XCTFail("PostgresLiteralTests need PostgreSQL: run scripts/test-postgres.sh (it starts one and sets HB_TEST_POSTGRES)")
             return
         }
-        let dir = NSTemporaryDirectory() + "hubbub-literals-\(UUID().uuidString)"
-        var configuration = Store.Configuration(directory: dir)
-        configuration.postgresURL = try TestPostgres.database(for: dir, in: cluster)
-        let store = try Store(configuration: configuration, migrations: SQLMigrations())
+        let store = try temporaryStore("hubbub-literals", migrations: SQLMigrations(), engine: .postgres(cluster: cluster)).store
         defer { store.close() }
         var random = SplitMix64(seed: 20_251_128)
         let values = (0..<3000).map { _ in Self.value(&random) }

@@ -5,25 +5,25 @@ import XCTest
 
 /// The store on SQLite, and on PostgreSQL when `HB_TEST_POSTGRES` is set (scripts/test-postgres.sh).
 final class StoreTests: XCTestCase {
-    private func makeStore(_ dir: String, maxPendingWrites: Int = 100_000) throws -> Store {
+    private static let items: SQLMigrations = {
         var migrations = SQLMigrations()
         migrations.registerMigration("items") { db in
             try db.execute(sql: "CREATE TABLE item (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE)")
             try db.execute(sql: "CREATE TABLE thing (id INTEGER PRIMARY KEY, t TEXT, i INTEGER, r REAL, b BLOB)")
         }
-        var configuration = Store.Configuration(directory: dir)
-        configuration.maxPendingWrites = maxPendingWrites
-        if let cluster = ProcessInfo.processInfo.environment["HB_TEST_POSTGRES"], !cluster.isEmpty {
-            configuration.postgresURL = try TestPostgres.database(for: dir, in: cluster)
+        return migrations
+    }()
+
+    /// A store in a new temporary directory (closed and removed when the test ends); `reopen()` opens its files again.
+    private func makeStore(maxPendingWrites: Int = 100_000) throws -> TemporaryStore {
+        try temporaryStore("hubbub-store", migrations: Self.items, engine: .fromEnvironment) { configuration in
+            configuration.maxPendingWrites = maxPendingWrites
         }
-        return try Store(configuration: configuration, migrations: migrations)
     }
 
-    private func tempDir() -> String { NSTemporaryDirectory() + "hubbub-store-\(UUID().uuidString)" }
-
     func testConcurrentWritesShareTransactionsAndAreAllDurable() async throws {
-        let dir = tempDir()
-        let store = try makeStore(dir)
+        let temporary = try makeStore()
+        let store = temporary.store
         try await withThrowingTaskGroup(of: Void.self) { group in
             for i in 0..<2000 {
                 group.addTask { try await store.write { db in try db.execute(sql: "INSERT INTO item (name) VALUES (?)", arguments: ["n\(i)"]) } }
@@ -35,14 +35,14 @@ final class StoreTests: XCTestCase {
         XCTAssertLessThan(stats.transactions, 2000, "writes arriving together must share a commit")
         store.close()
         // A new store over the same files sees every acknowledged write.
-        let reopened = try makeStore(dir)
+        let reopened = try temporary.reopen()
         let count = try await reopened.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM item") ?? 0 }
         XCTAssertEqual(count, 2000)
         reopened.close()
     }
 
     func testAFailingChangeRollsBackAloneAndReportsItsError() async throws {
-        let store = try makeStore(tempDir())
+        let store = try makeStore().store
         defer { store.close() }
         let changes: [@Sendable (any SQLDatabase) throws -> Void] = [
             { db in try db.execute(sql: "INSERT INTO item (name) VALUES ('same')") },
@@ -69,7 +69,7 @@ final class StoreTests: XCTestCase {
     /// group's first attempt goes as one block and fails as a whole: it is made again, change by
     /// change.)
     func testFailingChangesInABusyGroupFailAloneAndTheOthersCommit() async throws {
-        let store = try makeStore(tempDir())
+        let store = try makeStore().store
         defer { store.close() }
         try await store.write { db in try db.execute(sql: "INSERT INTO item (name) VALUES ('taken')") }
         struct Refused: Error {}
@@ -102,7 +102,7 @@ final class StoreTests: XCTestCase {
     /// change went alone or with others (on PostgreSQL a group's values are written into its
     /// block as literals: quotes, backslashes, the block's own delimiter, comments, signs).
     func testAwkwardValuesReadBackAsWritten() async throws {
-        let store = try makeStore(tempDir())
+        let store = try makeStore().store
         defer { store.close() }
         let texts = ["it's", "back\\slash \\x00 \\'", "$hubbub$ END $hubbub$; DROP TABLE item; --", "e\u{301} 🎉 ÿ", "-- not a comment",
                      "?", "", "'; DELETE FROM thing; --", "$1 $2", "line\nbreak\ttab"]
@@ -142,7 +142,7 @@ final class StoreTests: XCTestCase {
     /// once with `overloaded` and `acceptsWrites` turns false; a change already applied elsewhere
     /// (`submit`) is still taken, and everything queued commits once the writer moves.
     func testAFullWriteQueueRefusesNewWritesInsteadOfGrowing() async throws {
-        let store = try makeStore(tempDir(), maxPendingWrites: 2)
+        let store = try makeStore(maxPendingWrites: 2).store
         defer { store.close() }
         let started = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
         let done = DispatchGroup()
@@ -179,8 +179,9 @@ final class StoreTests: XCTestCase {
     /// The database and its WAL and shared-memory files are readable by the server's user only,
     /// and so is the directory holding them.
     func testDatabaseFilesAreTheOwnersOnly() async throws {
-        let dir = tempDir()
-        let store = try makeStore(dir)
+        let temporary = try makeStore()
+        let dir = temporary.directory
+        let store = temporary.store
         try await store.write { db in try db.execute(sql: "INSERT INTO item (name) VALUES ('x')") }
         let fm = FileManager.default
         func mode(_ path: String) throws -> Int { (try fm.attributesOfItem(atPath: path)[.posixPermissions] as? NSNumber)?.intValue ?? -1 }
@@ -191,13 +192,13 @@ final class StoreTests: XCTestCase {
         store.close()
         // An older install's files are tightened when the store opens them.
         try fm.setAttributes([.posixPermissions: 0o644], ofItemAtPath: dir + "/hubbub.sqlite")
-        let reopened = try makeStore(dir)
+        let reopened = try temporary.reopen()
         defer { reopened.close() }
         XCTAssertEqual(try mode(dir + "/hubbub.sqlite"), 0o600)
     }
 
     func testWritesAfterCloseFailClearly() async throws {
-        let store = try makeStore(tempDir())
+        let store = try makeStore().store
         store.close()
         do {
             try await store.write { db in try db.execute(sql: "INSERT INTO item (name) VALUES ('x')") }

@@ -1,3 +1,4 @@
+import HubbubTestSupport
 import Logging
 import Transport
 import WebSocket
@@ -53,7 +54,7 @@ final class LoopLifetimeTests: XCTestCase {
             await fulfillment(of: [clientClosed], timeout: 5)
             server.shutdown()
         }
-        for _ in 0..<250 where serverLoop != nil || clientLoop != nil { try await Task.sleep(for: .milliseconds(20)) }
+        await eventually(timeout: 6, every: .milliseconds(20)) { serverLoop == nil && clientLoop == nil }
         XCTAssertNil(clientLoop, "the client loop outlived its stop")
         XCTAssertNil(serverLoop, "the server loop outlived its shutdown")
     }

@@ -192,9 +192,9 @@ final class DomainSeamTests: XCTestCase {
         let c = try await ProtocolClient(url: server.url)
         _ = try await c.ok("account.login", ["login": "counter-a", "password": "secret123"])
         var watched = true
-        for _ in 0..<100 where watched {
+        try await eventually(every: .milliseconds(20)) {
             watched = try await c.ok("counter.watched", ["name": "c1"])["watched"] == true
-            if watched { try await Task.sleep(for: .milliseconds(20)) }
+            return !watched
         }
         XCTAssertFalse(watched, "closed connections left the room")
         let unknown = try await c.errorCode("subscribe", ["room": "nowhere:x"])

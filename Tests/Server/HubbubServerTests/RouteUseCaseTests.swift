@@ -284,10 +284,9 @@ final class RoutePruningTests: XCTestCase {
         }
         // The like postponed expiry by a second; then a prune pass (every second) deletes it all.
         var left = -1
-        for _ in 0..<100 {
+        try await eventually(timeout: 15, every: .milliseconds(100)) {
             left = try await count("SELECT (SELECT count(*) FROM intel_item WHERE id = ?1) + (SELECT count(*) FROM intel_like WHERE item = ?1) + (SELECT count(*) FROM intel_comment WHERE item = ?1)")
-            if left == 0 { break }
-            try await Task.sleep(for: .milliseconds(100))
+            return left == 0
         }
         XCTAssertEqual(left, 0, "the expired item went from the disk with its like and comment")
         let watched = try await bob.ok("subscribe", ["room": room])
@@ -298,10 +297,9 @@ final class RoutePruningTests: XCTestCase {
         _ = try await bob.ok("unsubscribe", ["room": room])
         let corridorID = String(room.string?.dropFirst("route:".count) ?? "")
         var rows = -1
-        for _ in 0..<100 {
-            try await Task.sleep(for: .milliseconds(100))
+        try await eventually(timeout: 15, every: .milliseconds(100)) {
             rows = try await db.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM corridor WHERE id = ?", arguments: [corridorID]) ?? -1 }
-            if rows == 0 { break }
+            return rows == 0
         }
         XCTAssertEqual(rows, 0, "the unused corridor's row was pruned")
         let code = try await bob.errorCode("subscribe", ["room": room])

@@ -258,9 +258,9 @@ final class TonightUseCaseTests: XCTestCase {
         XCTAssertEqual(changed["data"]?["previous"]?["start"]?.string, "2026-11-22T21:00")
         // The note goes once its users were told (just after the push is durable).
         var left: Int? = 1
-        for _ in 0..<50 where left != 0 {
+        try await eventually(every: .milliseconds(50)) {
             left = try await db.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM tonight_feed_note") }
-            if left != 0 { try await Task.sleep(for: .milliseconds(50)) }
+            return left == 0
         }
         XCTAssertEqual(left, 0)
     }
@@ -346,13 +346,11 @@ final class TonightUseCaseTests: XCTestCase {
     /// across restarts too, and new records get rows past every other.
     func testEachRecordKeepsOneRowAcrossUpgradeReIngestsAndRestarts() async throws {
         server.stop()
-        let dir = NSTemporaryDirectory() + "hubbub-rows-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        do { // a store as tonight.v5 left it
-            var migrations = SQLMigrations()
-            TonightSchema.register(&migrations)
-            let db = try Store(configuration: Store.Configuration(directory: dir), migrations: migrations.upTo("tonight.v5"))
+        // A store as tonight.v5 left it (the directory is removed when the test ends).
+        let old = try temporaryStore("hubbub-rows", migrations: SQLMigrations.of(TonightSchema.register).upTo("tonight.v5"))
+        let dir = old.directory
+        do {
+            let db = old.store
             defer { db.close() }
             try await db.write { db in
                 try db.execute(sql: """

@@ -244,7 +244,7 @@ final class TonightUser: @unchecked Sendable {
             try await c.connect()
             try await c.auth()
             c.loop.execute { _ in c.onRawPush = { [unowned self] data, now in self.received(data, at: now) } }
-            _ = try await c.subscribe("user:\(c.userID)", withSince: false)
+            _ = try await c.subscribe(TonightPush.userRoom(c.userID), withSince: false)
             let p = plan
             guard await c.counted("prefs.set", ["location": ["lat": .double(p.place.lat), "lon": .double(p.place.lon)], "radiusKm": .double(p.radiusKm)]) != nil else { return }
             settled.store(true, ordering: .sequentiallyConsistent)

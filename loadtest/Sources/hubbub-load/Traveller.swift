@@ -22,7 +22,7 @@ final class Traveller: @unchecked Sendable {
         self.client = client
         self.route = route
         let corridor = route.corridor
-        room = "route:" + corridor.id
+        room = RoutePush.room(corridor.id)
         self.ledger = ledger
         watch = RouteWatch(route: routeIndex, corridor: corridor)
         client.onRoomPush = { [unowned self] push, now in self.received(push, at: now) }

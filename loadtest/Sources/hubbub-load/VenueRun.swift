@@ -3,6 +3,7 @@ import LoadHarness
 import Realtime
 import Synchronization
 import Transport
+import Venues
 
 /// Peak hours at venues: seeds an owner, venues and patron accounts through the protocol, then
 /// plays the night: patrons arrive (connect, auth, check in, subscribe) and leave as the crowd
@@ -59,7 +60,7 @@ final class VenueRun: @unchecked Sendable {
                 _ = try await owner.ok("venue.settings.set", ["venue": .string(id), "votesPerUserPerHour": 10_000,
                                                               "requestsPerUserPerHour": 10_000])
                 _ = try await owner.ok("venue.playlist.set", self.playlist(venue: v, id: id, generation: 0))
-                try await owner.subscribe("venue:\(id)", withSince: false)
+                try await owner.subscribe(VenuePush.room(id), withSince: false)
                 return nil
             } catch {
                 return "\(error)"
@@ -180,7 +181,7 @@ final class VenueRun: @unchecked Sendable {
                 _ = try await p.ok("venue.checkin", ["venue": .string(venue)])
             }
             if storm == nil { await settings.thinkTimeMillis.think() }
-            let recovered = try await p.subscribe("venue:\(venue)", withSince: storm?.withSince ?? false)
+            let recovered = try await p.subscribe(VenuePush.room(venue), withSince: storm?.withSince ?? false)
             if let storm, storm.withSince {
                 p.loop.execute { _ in
                     if recovered == true { p.meter.now.reconnects.recovered += 1 } else { p.meter.now.reconnects.snapshots += 1 }

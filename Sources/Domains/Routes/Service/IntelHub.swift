@@ -168,28 +168,40 @@ public actor IntelHub {
     /// The live items inside `corridor`'s band.
     public func items(in corridor: Corridor) -> [IntelItem] { live.index.items(in: corridor).compactMap { live.items[$0] } }
 
+    /// An item as posted, and as it is shown (encoded once, for its pushes and its reply).
+    public struct Posted: Sendable {
+        public let item: IntelItem
+        /// The item with its poster's alias, in its original language.
+        public let json: JSON
+    }
+
     /// Posts an item; returns it once it is durable.
-    public func post(_ draft: Draft, by author: IntelItem.Author, now: Double) async throws(ProtocolError) -> IntelItem {
+    public func post(_ draft: Draft, by author: IntelItem.Author, now: Double) async throws(ProtocolError) -> Posted {
         try await post([(draft, author)], now: now)[0].get()
     }
 
     /// Posts several items in one durable write (a provider's batch): each draft is accepted or
     /// refused on its own (`at` out of range); the accepted ones are returned once all are durable.
     /// A failed write refuses the whole batch (`unavailable`): nothing of it was acknowledged.
-    public func post(_ drafts: [(Draft, IntelItem.Author)], now: Double) async throws(ProtocolError) -> [Result<IntelItem, ProtocolError>] {
+    public func post(_ drafts: [(Draft, IntelItem.Author)], now: Double) async throws(ProtocolError) -> [Result<Posted, ProtocolError>] {
         try await ready()
-        let names = await aliases(Set(drafts.compactMap { if case .user(let u) = $0.1 { u } else { nil } }))
-        let results = drafts.map { draft, author in Result { () throws(ProtocolError) in try make(draft, by: author, now: now) } }
-        let items = results.compactMap { try? $0.get() }
-        guard !items.isEmpty else { return results }
+        // Looked up once, before the change: for the pushes and the reply alike.
+        let users = Set(drafts.compactMap { if case .user(let u) = $0.1 { u } else { nil } })
+        let names = users.isEmpty ? [:] : await rooms?.directory.aliases(Array(users)) ?? [:]
+        let made = drafts.map { draft, author in Result { () throws(ProtocolError) in try make(draft, by: author, now: now) } }
+        let items = made.compactMap { try? $0.get() }
+        guard !items.isEmpty else { return made.map { $0.map { Posted(item: $0, json: EncodedItem($0, aliases: names).json) } } }
         try writer.admit()
+        var shown: [String: JSON] = [:]
         for item in items {
+            let encoded = EncodedItem(item, aliases: names)
+            shown[item.id] = encoded.json
             live.remember(item)
-            stage(.added, item, names, in: corridors.containing(item.points), at: now)
+            stage(.added, item, encoded, in: corridors.containing(item.points), at: now)
         }
         let karma = configuration.karmaPerItem
         try await durably { db in for item in items { try IntelRows.insert(item, postedAt: now, karma: karma, db) } }
-        return results
+        return made.map { $0.map { Posted(item: $0, json: shown[$0.id]!) } }
     }
 
     private func make(_ draft: Draft, by author: IntelItem.Author, now: Double) throws(ProtocolError) -> IntelItem {
@@ -416,11 +428,17 @@ public actor IntelHub {
         await aliases(live.items[id]?.user.map { [$0] } ?? [])
     }
 
-    /// Stages `event` about `item` in the corridors `ids`, as each shows it (its distance to the
-    /// corridor's destination), in every language the item has; the item is encoded once for all.
+    /// Stages `event` about `item` in the corridors `ids`; the item is encoded once for all.
     private func stage(_ event: RoutePush, _ item: IntelItem, _ names: Aliases, in ids: [String], at now: Double) {
         guard !ids.isEmpty else { return }
-        let encoded = EncodedItem(item, aliases: names), languages = item.translations.keys.sorted()
+        stage(event, item, EncodedItem(item, aliases: names), in: ids, at: now)
+    }
+
+    /// Stages `event` about `item` in the corridors `ids`, as each shows it (its distance to the
+    /// corridor's destination), in every language the item has, from `encoded`.
+    private func stage(_ event: RoutePush, _ item: IntelItem, _ encoded: EncodedItem, in ids: [String], at now: Double) {
+        guard !ids.isEmpty else { return }
+        let languages = item.translations.keys.sorted()
         for id in ids {
             guard let to = corridors.byID[id]?.corridor.to else { continue }
             let distance = Int(item.distance(to: to).rounded())

@@ -44,7 +44,7 @@ struct ProviderIntel: Sendable {
                 rejects.append((i, error.message))
             }
         }
-        let results: [Result<IntelItem, ProtocolError>]
+        let results: [Result<IntelHub.Posted, ProtocolError>]
         do {
             results = try await hub.post(drafts.map { ($0.draft, $0.author) }, now: now)
         } catch {
@@ -53,7 +53,7 @@ struct ProviderIntel: Sendable {
         var added: [IntelItem] = []
         for (d, result) in zip(drafts, results) {
             switch result {
-            case .success(let item): added.append(item)
+            case .success(let posted): added.append(posted.item)
             case .failure(let error): rejects.append((d.index, error.message))
             }
         }

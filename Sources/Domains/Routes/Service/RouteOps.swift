@@ -102,11 +102,10 @@ extension RoutesDomain {
         return .reply(["destination": .string(a.destination), "recorded": .int(recorded)])
     }
 
-    /// `intel.post`: the item, pushed with it to every live corridor containing it, once each.
+    /// `intel.post`: the item, pushed with it to every live corridor containing it, once each
+    /// (the reply shows it as the pushes do: looked up and encoded once).
     func post(_ c: UserCall<IntelPostArgs>) async throws(ProtocolError) -> OpOutcome {
-        let item = try await hub.post(c.args.draft, by: .user(c.user), now: Date().timeIntervalSince1970)
-        let names = await directory.aliases([c.user])
-        return .reply(["item": item.json(aliases: names)])
+        .reply(["item": try await hub.post(c.args.draft, by: .user(c.user), now: Date().timeIntervalSince1970).json])
     }
 
     /// `intel.get`: a live item with its newest comments and the items it links to.

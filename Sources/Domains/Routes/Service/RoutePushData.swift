@@ -76,6 +76,9 @@ struct EncodedItem: Sendable {
         self.translated = translated
     }
 
+    /// The item in its original language, as a reply shows it (no corridor: no distance).
+    var json: JSON { .raw(original + "}") }
+
     /// The item for readers of translation `tag` (nil: the original), `distance` from a corridor's destination.
     func json(tag: String?, distance: Int) -> JSON {
         .raw((tag.flatMap { translated[$0] } ?? original) + ",\"distanceToDestinationMeters\":\(distance)}")

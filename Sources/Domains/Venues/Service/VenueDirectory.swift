@@ -14,7 +14,8 @@ import Venues
 public final class VenueDirectory: Sendable {
     /// Settings of the venues domain.
     public struct Configuration: Sendable {
-        /// A venue actor with no subscribers is retired after this long without activity.
+        /// A venue actor with no write in flight is retired after this long without activity
+        /// (its subscribers stay with the feed; its state is on disk).
         public var retireAfterSeconds: Double = 600
         public var maxSearchResults = 50
         public init() {}
@@ -211,7 +212,7 @@ public final class VenueDirectory: Sendable {
     /// Retired actors that could still come back (a caller holds them), for tests and metrics.
     public var retiredCount: Int { live.withLock { $0.retired.count } }
 
-    /// The venue's actor if it is live (closing connections use this: no actor is made for them).
+    /// The venue's actor if it is live (none is made for the asking).
     public func liveActor(_ id: String) -> VenueActor? { live.withLock { $0.actors[id] } }
 
     /// What a retired (or failed) actor may do when a caller still reaches it.

@@ -11,9 +11,9 @@ import Venues
 public struct VenuesDomain: Domain {
     public static let name = "venues"
 
-    /// A venue nobody watches is retired (its state is on disk) after this long without activity.
+    /// A venue is retired (its state is on disk, its subscribers stay with the feed) after this long without activity.
     public static let retireAfterSeconds = Setting("venues.retireAfterSeconds", default: 600, range: 1...86_400,
-                                                   help: "seconds an unwatched, inactive venue stays in memory")
+                                                   help: "seconds an inactive venue stays in memory")
     /// How often quiet rooms' histories are trimmed and idle venues retired.
     public static let sweepSeconds = Setting("venues.sweepSeconds", default: 30, range: 1...3_600,
                                              help: "seconds between sweeps of quiet rooms and idle venues")

@@ -1,5 +1,6 @@
 import Accounts
 import Foundation
+import HubbubTestSupport
 import Realtime
 import Storage
 import XCTest
@@ -56,19 +57,15 @@ final class PasswordsTests: XCTestCase {
         }
         XCTAssertEqual(hashed, [32, 32, 32, 32, 32])
         var left = kdfThreads() - before
-        for _ in 0..<200 where left > 0 {
-            try await Task.sleep(for: .milliseconds(10))
+        await eventually(every: .milliseconds(10)) {
             left = kdfThreads() - before
+            return left <= 0
         }
         XCTAssertEqual(left, 0, "every worker of the 20 pools ended")
     }
 
     func testAWeakerHashIsUpgradedAtTheNextLogIn() async throws {
-        let dir = NSTemporaryDirectory() + "hubbub-passwords-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        var migrator = SQLMigrations()
-        AccountSchema.register(&migrator)
-        let store = try Store(configuration: .init(directory: dir), migrations: migrator)
+        let store = try temporaryStore("hubbub-passwords", migrations: .of(AccountSchema.register)).store
         let old = try service(store, iterations: 1000)
         let (user, _) = try await old.signup(username: "ana", email: "ana@example.com", password: "secret123", confirmation: nil, from: "10.0.0.1")
         XCTAssertEqual(try storedIterations(store, user.id), 1000)
@@ -80,8 +77,7 @@ final class PasswordsTests: XCTestCase {
         } catch {}
         XCTAssertEqual(try storedIterations(store, user.id), 1000, "a failed log-in upgrades nothing")
         _ = try await today.login("ana", password: "secret123", from: "10.0.0.1")
-        let deadline = Date().addingTimeInterval(10)
-        while try storedIterations(store, user.id) != 3000, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        try await eventually(timeout: 10, every: .milliseconds(20)) { try storedIterations(store, user.id) == 3000 }
         XCTAssertEqual(try storedIterations(store, user.id), 3000, "upgraded after the log-in")
         _ = try await today.login("ana@example.com", password: "secret123", from: "10.0.0.1")
         do {

@@ -1,24 +1,23 @@
 import Accounts
 import Foundation
 import GRDB
+import HubbubTestSupport
 import Storage
 import XCTest
 
 /// Log-outs are remembered only while the token they revoke could still be used: a server that
 /// serves log-outs for months keeps a token lifetime's worth of them, not all of them.
 final class RevocationTests: XCTestCase {
-    private func makeService(_ dir: String) throws -> (AccountService, Store) {
-        var migrator = SQLMigrations()
-        AccountSchema.register(&migrator)
-        let store = try Store(configuration: .init(directory: dir), migrations: migrator)
+    private func makeService(_ store: Store) throws -> AccountService {
         var configuration = AccountService.Configuration()
         configuration.pbkdf2Iterations = 1000
-        return (try AccountService(store: store, secret: Array(repeating: 7, count: 32), configuration: configuration), store)
+        return try AccountService(store: store, secret: Array(repeating: 7, count: 32), configuration: configuration)
     }
 
     func testExpiredRevocationsAreForgottenInMemoryAndOnDisk() async throws {
-        let dir = NSTemporaryDirectory() + "hubbub-accounts-\(UUID().uuidString)"
-        let (service, store) = try makeService(dir)
+        let temporary = try temporaryStore("hubbub-accounts", migrations: .of(AccountSchema.register))
+        let store = temporary.store
+        let service = try makeService(store)
         let now = Date().timeIntervalSince1970
         // 5,000 log-outs of tokens that have expired since, then one of a token still valid.
         for i in 0..<5000 {
@@ -32,8 +31,9 @@ final class RevocationTests: XCTestCase {
         store.close()
 
         // The live revocation holds across a restart.
-        let (again, reopened) = try makeService(dir)
+        let reopened = try temporary.reopen()
         defer { reopened.close() }
+        let again = try makeService(reopened)
         let live = try await reopened.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM revoked_token WHERE token_id = 'live'") ?? 0 }
         XCTAssertEqual(live, 1)
         let reloaded = await again.revokedCount

@@ -1,4 +1,5 @@
 import Foundation
+import HubbubTestSupport
 import Realtime
 import RouteService
 import Routes
@@ -7,15 +8,9 @@ import XCTest
 
 /// The intel stream's owner: posts, likes, expiry on its schedule, and what survives a restart.
 final class IntelHubTests: XCTestCase {
-    var directory: String!
-
-    override func setUp() { directory = NSTemporaryDirectory() + "hubbub-routes-\(UUID().uuidString)" }
-    override func tearDown() { try? FileManager.default.removeItem(atPath: directory) }
-
+    /// A store in a temporary directory, closed and removed when the test ends.
     private func store() throws -> Store {
-        var migrator = SQLMigrations()
-        RouteSchema.register(&migrator)
-        return try Store(configuration: Store.Configuration(directory: directory), migrations: migrator)
+        try temporaryStore("hubbub-routes", migrations: .of(RouteSchema.register)).store
     }
 
     private func hub(_ store: Store, ttl: Double = 10, now: Double) throws -> IntelHub {
@@ -30,7 +25,7 @@ final class IntelHubTests: XCTestCase {
     func testAHubThatCannotReloadAfterATakeOverAnswersUnavailableUntilItCan() async throws {
         let s = try store(), now = Date().timeIntervalSince1970 // a reload reads the items live at the system's time
         let h = try hub(s, ttl: 3600, now: now)
-        let item = try await h.post(bridge, by: .user("alice"), now: now)
+        let item = try await h.post(bridge, by: .user("alice"), now: now).item
         // This node takes the lease while the items cannot be read.
         try await s.write { db in try db.execute(sql: "ALTER TABLE intel_item RENAME TO intel_item_away") }
         h.invalidate()
@@ -50,7 +45,7 @@ final class IntelHubTests: XCTestCase {
     func testAPostIsDurableWithItsTagsAndKarma() async throws {
         let s = try store()
         let h = try hub(s, now: 1000)
-        let item = try await h.post(bridge, by: .user("alice"), now: 1000)
+        let item = try await h.post(bridge, by: .user("alice"), now: 1000).item
         XCTAssertEqual(item.tags, ["traffic", "köprü", "trafik"], "given tags, then the body's hashtags, each once")
         XCTAssertEqual(item.expiresAt, 1010)
         XCTAssertEqual(item.origin, .traveler)
@@ -67,7 +62,7 @@ final class IntelHubTests: XCTestCase {
     func testLikesAreOnceNeverOwnAndPostponeExpiry() async throws {
         let s = try store()
         let h = try hub(s, now: 1000)
-        let item = try await h.post(bridge, by: .user("alice"), now: 1000)
+        let item = try await h.post(bridge, by: .user("alice"), now: 1000).item
         do { _ = try await h.like(item.id, by: "alice", now: 1001); XCTFail("liked one's own") } catch { XCTAssertEqual(error.code, .forbidden) }
         let liked = try await h.like(item.id, by: "bob", now: 1005)
         XCTAssertEqual(liked.likes, 1)
@@ -93,8 +88,8 @@ final class IntelHubTests: XCTestCase {
     func testCommentsAndLinksAreDurable() async throws {
         let s = try store()
         let h = try hub(s, ttl: 100, now: 1000)
-        let a = try await h.post(bridge, by: .user("alice"), now: 1000)
-        let b = try await h.post(bridge, by: .provider(source: "iett"), now: 1001)
+        let a = try await h.post(bridge, by: .user("alice"), now: 1000).item
+        let b = try await h.post(bridge, by: .provider(source: "iett"), now: 1001).item
         _ = try await h.comment(a.id, by: "bob", text: "still closed", now: 1002)
         let (la, lb) = try await h.link(a.id, to: b.id, by: "bob", now: 1003)
         XCTAssertEqual(la.links, [b.id])
@@ -113,7 +108,7 @@ final class IntelHubTests: XCTestCase {
     func testItemsDueWhileTheServerWasDownHaveExpiredAtStart() async throws {
         let s = try store()
         let h = try hub(s, now: 1000)
-        _ = try await h.post(bridge, by: .provider(source: "iett"), now: 1000)
+        _ = try await h.post(bridge, by: .provider(source: "iett"), now: 1000).item
         let before = try hub(s, now: 1009)
         let live = await before.liveCount
         XCTAssertEqual(live, 1)
@@ -127,7 +122,7 @@ final class IntelHubTests: XCTestCase {
         let h = try hub(s, ttl: 100, now: 0)
         var posted: [(String, Double)] = []
         for i in 0..<50 {
-            let item = try await h.post(bridge, by: .user("u\(i)"), now: Double(i))
+            let item = try await h.post(bridge, by: .user("u\(i)"), now: Double(i)).item
             posted.append((item.id, item.expiresAt))
         }
         var expired: [String] = []

@@ -1,4 +1,5 @@
 import Foundation
+import HubbubTestSupport
 import RouteService
 import Routes
 import Storage
@@ -7,15 +8,9 @@ import XCTest
 /// Items a provider names (transit alerts): added, revised, left alone, ended by a deletion or by a
 /// full dataset that leaves them out, and what survives a restart.
 final class NamedItemsTests: XCTestCase {
-    var directory: String!
-
-    override func setUp() { directory = NSTemporaryDirectory() + "hubbub-named-\(UUID().uuidString)" }
-    override func tearDown() { try? FileManager.default.removeItem(atPath: directory) }
-
+    /// A store in a temporary directory, closed and removed when the test ends.
     private func store() throws -> Store {
-        var migrator = SQLMigrations()
-        RouteSchema.register(&migrator)
-        return try Store(configuration: Store.Configuration(directory: directory), migrations: migrator)
+        try temporaryStore("hubbub-named", migrations: .of(RouteSchema.register)).store
     }
 
     private func hub(_ store: Store, ttl: Double = 100, now: Double) throws -> IntelHub {

@@ -40,7 +40,7 @@ final class TransitIngestTests: XCTestCase {
     }
 
     func testAFeedIsReadWithItsRejectsAndKeptAcrossARestart() async throws {
-        let h = try TransitHarness()
+        let h = try DomainHarness.routesAndTransit()
         let zip = try makeZip(TransitFixture.smallCity(extraStops: "bad,Nowhere,91,4.9\nshort,Short\n", stopTimes: "t9,08:00:00,08:00:00,s1,1\n"))
         let (status, answer) = try await h.post("/api/feeds/gtfs?feed=city", zip)
         XCTAssertEqual(status, 200, answer.encoded)
@@ -52,14 +52,13 @@ final class TransitIngestTests: XCTestCase {
         XCTAssertTrue(reasons.contains { $0.hasPrefix("stops.txt:14") && $0.contains("latitude") }, "\(reasons)")
         XCTAssertTrue(reasons.contains { $0.hasPrefix("stops.txt:15") && $0.contains("fields") }, "\(reasons)")
         XCTAssertTrue(reasons.contains { $0.hasPrefix("stop_times.txt:") && $0.contains("t9") }, "\(reasons)")
-        let directory = h.directory
-        let again = try TransitHarness(directory: directory)
+        let again = try h.restarted()
         XCTAssertEqual(again.transit.networks.network("city")?.stopsOfRoute["r1"]?.count, 6, "the feed in force after a restart")
         XCTAssertEqual(again.transit.networks.network("city")?.route(ofTrip: "t2"), "r2")
     }
 
     func testUploadsOfOneFeedAtOnceLeaveOneWholeVersionInForce() async throws {
-        let h = try TransitHarness()
+        let h = try DomainHarness.routesAndTransit()
         let a = try makeZip(TransitFixture.smallCity())
         let b = try makeZip(TransitFixture.smallCity(extraStops: "s99,Extra,52.37,4.85\n"))
         async let first = h.post("/api/feeds/gtfs?feed=city", a)
@@ -67,14 +66,14 @@ final class TransitIngestTests: XCTestCase {
         let (x, y) = try await (first, second)
         XCTAssertEqual([x.0, y.0], [200, 200])
         let inForce = try XCTUnwrap(h.transit.networks.network("city"))
-        let again = try TransitHarness(directory: h.directory)
+        let again = try h.restarted()
         XCTAssertEqual(again.transit.networks.network("city"), inForce, "a restart finds the version in force, whole")
         let rows = try await h.store.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM transit_stop") ?? 0 }
         XCTAssertEqual(rows, inForce.stops.count, "the other version's rows are gone")
     }
 
     func testRowsOfAnUploadCutShortAreDeletedAndTheFeedInForceIsNot() async throws {
-        let h = try TransitHarness()
+        let h = try DomainHarness.routesAndTransit()
         _ = try await h.post("/api/feeds/gtfs?feed=city", try makeZip(TransitFixture.smallCity()))
         // What a crash in the middle of an upload leaves: rows of a version never put in force.
         try await h.store.write { db in
@@ -83,10 +82,7 @@ final class TransitIngestTests: XCTestCase {
         func count(_ sql: String) async throws -> Int { try await h.store.read { db in try Int.fetchOne(db, sql: sql) ?? -1 } }
         let sweeper = Task { try await h.transit.services[0].run() }
         defer { sweeper.cancel() }
-        let deadline = Date().addingTimeInterval(5)
-        while try await count("SELECT COUNT(*) FROM transit_stop WHERE version = 42") > 0, Date() < deadline {
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        try await eventually(every: .milliseconds(10)) { try await count("SELECT COUNT(*) FROM transit_stop WHERE version = 42") <= 0 }
         let orphans = try await count("SELECT COUNT(*) FROM transit_stop WHERE version = 42")
         let inForce = try await count("SELECT COUNT(*) FROM transit_stop WHERE feed = 'city'")
         XCTAssertEqual(orphans, 0)
@@ -94,7 +90,7 @@ final class TransitIngestTests: XCTestCase {
     }
 
     func testHostileOrBrokenZipsAreRefusedWholeAndTheFeedInForceStays() async throws {
-        let h = try TransitHarness(settings: ["routes.gtfsMaxUncompressedBytes": .int(200_000)])
+        let h = try DomainHarness.routesAndTransit(settings: ["routes.gtfsMaxUncompressedBytes": .int(200_000)])
         var (status, _) = try await h.post("/api/feeds/gtfs?feed=city", try makeZip(TransitFixture.smallCity()))
         XCTAssertEqual(status, 200)
         let before = h.transit.networks.network("city")
@@ -135,7 +131,7 @@ final class TransitIngestTests: XCTestCase {
     }
 
     func testALyingZipThatInflatesBeyondWhatItDeclaresIsRefused() async throws {
-        let h = try TransitHarness(settings: ["routes.gtfsMaxUncompressedBytes": .int(100_000)])
+        let h = try DomainHarness.routesAndTransit(settings: ["routes.gtfsMaxUncompressedBytes": .int(100_000)])
         var zip = try makeZip(TransitFixture.smallCity().map { $0.0 == "stop_times.txt" ? ($0.0, $0.1 + String(repeating: "0", count: 150_000)) : $0 })
         // Rewrite every declared uncompressed size (local and central headers) to 1,000 bytes.
         for i in 0..<(zip.count - 4) {
@@ -150,7 +146,7 @@ final class TransitIngestTests: XCTestCase {
     }
 
     func testAlertsReachTheCorridorsPassingTheirStopsInEachReadersLanguageThenUpdateAndEnd() async throws {
-        let h = try TransitHarness()
+        let h = try DomainHarness.routesAndTransit()
         _ = try await h.post("/api/feeds/gtfs?feed=city", try makeZip(TransitFixture.smallCity()))
         // A traveller passing stop s2 only (on r1), one passing s8 only (on r2), one passing s11 (no route).
         let finn = h.connection(language: "fi-FI"), plain = h.connection(), bus = h.connection(), nobody = h.connection()
@@ -205,7 +201,7 @@ final class TransitIngestTests: XCTestCase {
     }
 
     func testBadMessagesChangeNothing() async throws {
-        let h = try TransitHarness()
+        let h = try DomainHarness.routesAndTransit()
         var (status, answer) = try await h.post("/api/feeds/gtfs-rt?feed=city", try message([]))
         XCTAssertEqual(status, 409, "no GTFS feed of that name: \(answer.encoded)")
         _ = try await h.post("/api/feeds/gtfs?feed=city", try makeZip(TransitFixture.smallCity()))

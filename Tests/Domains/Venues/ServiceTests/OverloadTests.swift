@@ -9,7 +9,7 @@ import XCTest
 /// memory, the venue keeps serving its subscribers, and votes go through again once the disk moves.
 final class OverloadTests: XCTestCase {
     func testAVoteBehindAFullWriteQueueIsRefusedAndChangesNothing() async throws {
-        let h = try DomainHarness(maxPendingWrites: 1)
+        let h = try DomainHarness.venues(maxPendingWrites: 1)
         let owner = h.connection(), watcher = h.connection()
         let venue = try await h.call("venue.register", ["name": "Bar", "address": "1 St", "postcode": "1", "city": "C", "country": "X",
                                                         "lat": 1, "lon": 2], user: "owner", member: owner)["venue"]!["id"]!
@@ -40,7 +40,7 @@ final class OverloadTests: XCTestCase {
         XCTAssertEqual(try h.pushes(watcher).filter { $0.json["event"]?.stringValue == "track.moved" }.count, 0, "nor pushed")
 
         release.signal()
-        for _ in 0..<500 where !h.store.acceptsWrites { try await Task.sleep(for: .milliseconds(10)) }
+        await eventually(timeout: 6, every: .milliseconds(10)) { h.store.acceptsWrites }
         try await h.call("venue.vote", ["venue": venue, "track": "t2"], user: "guest", member: owner)
         XCTAssertEqual(try h.pushes(watcher).filter { $0.json["event"]?.stringValue == "track.moved" }.count, 1,
                        "the same venue, with its subscriber, serves again")

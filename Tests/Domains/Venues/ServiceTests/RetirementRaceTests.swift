@@ -1,4 +1,5 @@
 import Foundation
+import HubbubTestSupport
 import Realtime
 import VenueService
 import WebSocket
@@ -20,7 +21,7 @@ final class RetirementRaceTests: XCTestCase {
 
     /// A venue whose actor a caller fetched just before the sweeper retired it.
     private func heldThenRetired() async throws -> (h: DomainHarness, id: String, owner: ConnectionID, held: VenueActor) {
-        let h = try DomainHarness()
+        let h = try DomainHarness.venues()
         let (id, owner) = try await venueWithPlaylist(h)
         let held = try await h.domain.directory.actor(for: id)
         await h.domain.directory.sweep(now: Date().timeIntervalSince1970 + 3600)
@@ -64,7 +65,7 @@ final class RetirementRaceTests: XCTestCase {
 
     /// The directory remembers a retired actor only while someone could still bring it back.
     func testRetiredActorsNobodyHoldsAreForgotten() async throws {
-        let h = try DomainHarness()
+        let h = try DomainHarness.venues()
         let (id, _) = try await venueWithPlaylist(h)
         do {
             let held = try await h.domain.directory.actor(for: id)

@@ -1,3 +1,4 @@
+import HubbubTestSupport
 import Realtime
 import VenueService
 import XCTest
@@ -9,7 +10,7 @@ import XCTest
 /// loses changes.
 final class SettingsRaceTests: XCTestCase {
     func testConcurrentPatchesOfDifferentSettingsAllStay() async throws {
-        let h = try DomainHarness()
+        let h = try DomainHarness.venues()
         let owner = h.connection()
         let venue = try await h.call("venue.register", ["name": "Bar", "address": "1 St", "postcode": "1", "city": "C", "country": "X",
                                                         "lat": 1, "lon": 2], user: "owner", member: owner)["venue"]!["id"]!

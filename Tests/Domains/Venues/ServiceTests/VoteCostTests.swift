@@ -8,7 +8,7 @@ final class VoteCostTests: XCTestCase {
     /// Sets up a venue with `tracks` tracks, one subscriber, and 20 votes; returns the votes' push
     /// sizes and the room history's bytes growth.
     func voteCost(tracks: Int) async throws -> (pushBytes: [Int], historyGrowth: Int, events: Set<String>) {
-        let h = try DomainHarness()
+        let h = try DomainHarness.venues()
         let owner = h.connection(), guest = h.connection()
         let venue = try await h.call("venue.register", ["name": "Bar", "address": "1 St", "postcode": "1", "city": "C", "country": "X",
                                                         "lat": 1, "lon": 2], user: "owner", member: owner)["venue"]!["id"]!

@@ -74,7 +74,10 @@ struct PostgresBlock {
     /// The block's text: `DO $tag$ BEGIN …; END $tag$`, its tag one that no statement contains.
     var text: String {
         var tag = "$hubbub$", n = 0
-        while statements.contains(where: { $0.inlined.contains(tag) }) {
+        // Compared as bytes, as PostgreSQL reads them: `String.contains` compares characters, and a
+        // combining mark after the tag's last `$` hides the tag inside one character (found by the
+        // fuzzer: a value `$hubbub$` + U+1E000 ended the block's body early).
+        while statements.contains(where: { $0.inlined.utf8.firstRange(of: tag.utf8) != nil }) {
             n += 1
             tag = "$hubbub\(n)$"
         }

@@ -74,7 +74,9 @@ public struct XMLText {
 ///   expansion, stops the parse with an error before any of it is processed;
 /// - no network or file is ever read (`XML_PARSE_NONET`, and no entity is resolved);
 /// - nesting deeper than `Limits.maxDepth` and text longer than `Limits.maxTextBytes` in one
-///   element stop it too.
+///   element stop it too;
+/// - the text is UTF-8 whatever the document declares (a UTF-16 document with its byte order
+///   mark is read as such): bytes that are not are an error, never a guess.
 ///
 /// Not thread-safe: one caller feeds it, in order.
 public final class StreamingXMLParser {
@@ -175,8 +177,11 @@ public final class StreamingXMLParser {
         }
         guard let context else { throw Failure(line: 1, column: 1, offset: 0, message: "could not start an XML parser") }
         // No network, no entity substitution, no DTD loading (none of XML_PARSE_NOENT,
-        // DTDLOAD, DTDATTR, DTDVALID); CDATA arrives as text.
-        xmlCtxtUseOptions(context, Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOCDATA.rawValue))
+        // DTDLOAD, DTDATTR, DTDVALID); CDATA arrives as text. The declared encoding is ignored: the
+        // document is UTF-8 (or UTF-16 by its byte order mark), since libxml2's converters for
+        // other encodings (iconv's stateful ones, UTF-7) read a document differently depending on
+        // where its pieces were cut (found by the fuzzer); invalid UTF-8 is then an error.
+        xmlCtxtUseOptions(context, Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOCDATA.rawValue | XML_PARSE_IGNORE_ENC.rawValue))
         try check(0)
     }
 

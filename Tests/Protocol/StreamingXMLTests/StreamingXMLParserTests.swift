@@ -64,6 +64,35 @@ final class StreamingXMLParserTests: XCTestCase {
         }
     }
 
+    /// The text is UTF-8 whatever the document declares: a declared encoding that libxml2 would
+    /// convert (UTF-7 reads differently depending on where the pieces are cut) is ignored, and bytes
+    /// that are not UTF-8 (a Latin-1 é) are refused, whole or split alike.
+    func testTheDeclaredEncodingIsIgnoredAndTheTextIsUTF8() {
+        let utf7 = Self.feed.replacingOccurrences(of: "encoding=\"UTF-8\"", with: "encoding=\"UTF-7\"")
+        let (reference, _) = parse(Self.feed)
+        for pieces in [nil, 3, 64] {
+            let (read, failure) = parse(utf7, pieces: pieces)
+            XCTAssertNil(failure, "\(String(describing: pieces)) pieces")
+            XCTAssertEqual(read.events, reference.events, "read as UTF-8, \(String(describing: pieces)) pieces")
+        }
+        let latin1 = Array("<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?><a>caf".utf8) + [0xE9] + Array("</a>".utf8)
+        for pieces in [1, 2, latin1.count] {
+            let recorder = Recorder(), parser = StreamingXMLParser(handler: recorder)
+            let size = max(1, latin1.count / pieces)
+            var failed = false
+            do {
+                for start in stride(from: 0, to: latin1.count, by: size) {
+                    try latin1[start..<min(start + size, latin1.count)].withUnsafeBytes { try parser.feed($0) }
+                }
+                try parser.finish()
+            } catch {
+                failed = true
+            }
+            XCTAssertTrue(failed, "a byte that is not UTF-8 is refused (\(pieces) pieces)")
+            XCTAssertFalse(recorder.events.contains { $0.hasPrefix("-a") }, "and never reaches a handler")
+        }
+    }
+
     func testBillionLaughsIsRefusedBeforeAnyExpansion() {
         var doc = "<?xml version=\"1.0\"?>\n<!DOCTYPE lolz [\n<!ENTITY lol \"lol\">\n"
         for i in 1...9 { doc += "<!ENTITY lol\(i) \"" + String(repeating: "&lol\(i - 1 == 0 ? "" : String(i - 1));", count: 10) + "\">\n" }

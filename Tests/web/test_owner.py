@@ -9,7 +9,7 @@ from conftest import REPO, by_label, log_in, screenshot, screenshot_from_top, si
 from selenium.webdriver.common.by import By
 from test_patron import press, queue, wait_queue
 
-PUBLIC = os.path.join(REPO, "Sources", "WebClient", "Public")
+PUBLIC = os.path.join(REPO, "Sources", "Server", "WebClient", "Public")
 PAGE_FILES = ["patron.html", "owner.html", "js/patron.js", "js/owner.js", "js/venue.js", "css/venue.css"]
 
 

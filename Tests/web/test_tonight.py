@@ -18,7 +18,7 @@ from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-PUBLIC = os.path.join(REPO, "Sources", "WebClient", "Public")
+PUBLIC = os.path.join(REPO, "Sources", "Server", "WebClient", "Public")
 _places = itertools.count(0)
 
 

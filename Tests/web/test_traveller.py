@@ -23,7 +23,7 @@ from google.transit import gtfs_realtime_pb2 as gtfs_rt
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
-PUBLIC = os.path.join(REPO, "Sources", "WebClient", "Public")
+PUBLIC = os.path.join(REPO, "Sources", "Server", "WebClient", "Public")
 FILES = ["traveller.html", "js/traveller.js", "css/traveller.css"]
 
 

@@ -184,10 +184,11 @@ public struct Jukebox: Sendable, Equatable {
     // MARK: Guest operations
 
     /// UC8: `user` votes for the queued track `uri`. Voting for the now-playing track is allowed;
-    /// it stays pinned. Counts against `votesPerUserPerHour`.
+    /// it stays pinned. Counts against `votesPerUserPerHour`. Returns the vote as the store keeps
+    /// it and where the track now stands (its push: `CountedVote.change`).
     /// - Throws: `notFound` (no playlist, track not queued), `conflict` (already voted),
     ///   `rateLimited`, `badRequest` (empty user).
-    public mutating func vote(user: String, uri: String, now: Double) throws(JukeboxError) -> JukeboxChange {
+    public mutating func vote(user: String, uri: String, now: Double) throws(JukeboxError) -> CountedVote {
         try requirePlaylist()
         try Validate.text(user, field: "user", max: limits.maxTextBytes)
         guard let voted = queue[uri]?.voterSet.contains(user) else { throw .notFound("track \(uri) is not in the playlist") }
@@ -195,8 +196,9 @@ public struct Jukebox: Sendable, Equatable {
         try checkRate(.vote, user: user, now: now)
         countAction(.vote, user: user, now: now)
         let before = rankKey(queue[uri]!)
-        addVote(user: user, uri: uri, now: now)
-        return .moved(uri: uri, index: reposition(uri, from: before))
+        let vote = addVote(user: user, uri: uri, now: now)
+        let index = reposition(uri, from: before)
+        return CountedVote(vote: vote, track: queue[uri]!.track, index: index, nextSeq: nextSeq)
     }
 
     /// Takes back `user`'s vote for `uri` (not rate limited; the vote stays counted in the hour).
@@ -211,7 +213,7 @@ public struct Jukebox: Sendable, Equatable {
         return .moved(uri: uri, index: reposition(uri, from: before))
     }
 
-    /// UC9: `user` requests `track`.
+    /// UC9: `user` requests `track`; returns what the store keeps of it (a vote, or a new track).
     /// - Already queued: exactly a vote for it (`vote(user:uri:now:)`: same checks, counted as a
     ///   vote, requester unchanged, no explicit/no-repeat/fair-mode checks since it is already there).
     /// - Otherwise it enters the queue (a new entry, so it ranks after earlier tracks with equal
@@ -222,11 +224,11 @@ public struct Jukebox: Sendable, Equatable {
     ///   length (`conflict`), then the rate limit (`rateLimited`).
     /// Fair mode's cap is a `conflict`, not `rateLimited`: waiting a fixed time does not help, the
     /// user must wait until one of their tracks has been played (or removed).
-    public mutating func request(user: String, track: Track, now: Double) throws(JukeboxError) -> JukeboxChange {
+    public mutating func request(user: String, track: Track, now: Double) throws(JukeboxError) -> RequestOutcome {
         try requirePlaylist()
         try Validate.text(user, field: "user", max: limits.maxTextBytes)
         try track.validate(field: "track", limits: limits)
-        if queue[track.uri] != nil { return try vote(user: user, uri: track.uri, now: now) }
+        if queue[track.uri] != nil { return .voted(try vote(user: user, uri: track.uri, now: now)) }
         if track.explicit && !settings.explicitAllowed { throw .explicitNotAllowed }
         if settings.noRepeatHours > 0, let ended = plays[track.uri],
            ms(now) - ms(ended) < Int64(settings.noRepeatHours) * Self.rateWindowMs {
@@ -242,20 +244,22 @@ public struct Jukebox: Sendable, Equatable {
         guard queue.count < limits.maxQueueLength else { throw .conflict("the playlist is full") }
         try checkRate(.request, user: user, now: now)
         countAction(.request, user: user, now: now)
-        queue[track.uri] = Slot(track: track, seq: takeSeq(), requester: user, requestedAt: now)
-        addVote(user: user, uri: track.uri, now: now)
+        let slot = Slot(track: track, seq: takeSeq(), requester: user, requestedAt: now)
+        queue[track.uri] = slot
+        let queued = QueueRecord(track: track, seq: slot.seq, requester: user, requestedAt: now)
+        let vote = addVote(user: user, uri: track.uri, now: now)
         guard settings.fairMode else {
             // Nothing else moves: one insertion where the new track ranks.
             let at = lowerBound(rankKey(queue[track.uri]!), moved: nil, old: rankKey(queue[track.uri]!))
             order.insert(track.uri, at: at)
-            return .requested(track, by: user, index: at)
+            return .requested(RequestedTrack(queued: queued, vote: vote, index: at, nextSeq: nextSeq))
         }
         // Fair mode: the requester's other waiting tracks rank by their pending count, which just grew.
         var expected = order
         reorder()
         let at = order.firstIndex(of: track.uri)!
         expected.insert(track.uri, at: at)
-        return .requested(track, by: user, index: expected == order ? at : nil)
+        return .requested(RequestedTrack(queued: queued, vote: vote, index: expected == order ? at : nil, nextSeq: nextSeq))
     }
 
     // MARK: Queries
@@ -309,10 +313,12 @@ public struct Jukebox: Sendable, Equatable {
         return nextSeq
     }
 
-    private mutating func addVote(user: String, uri: String, now: Double) {
+    @discardableResult
+    private mutating func addVote(user: String, uri: String, now: Double) -> VoteRecord {
         let seq = takeSeq()
         queue[uri]!.votes.append(Vote(user: user, at: now, seq: seq))
         queue[uri]!.voterSet.insert(user)
+        return VoteRecord(uri: uri, user: user, at: now, seq: seq)
     }
 
     private mutating func loadOriginalTracks() {

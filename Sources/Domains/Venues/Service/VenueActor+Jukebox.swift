@@ -69,8 +69,8 @@ extension VenueActor {
 
     func vote(by user: String, uri: String, reply: Replier) throws(ProtocolError) {
         let now = Date().timeIntervalSince1970
-        try apply(cause: cause(.vote, by: user, track: uri)) { try $0.vote(user: user, uri: uri, now: now) }
-        commitVote(user: user, uri: uri, now: now, reply: reply)
+        let counted = try apply(cause: cause(.vote, by: user, track: uri)) { try $0.vote(user: user, uri: uri, now: now) }
+        commit(counted, now: now, reply: reply, result: .string(uri))
     }
 
     func unvote(by user: String, uri: String, reply: Replier) throws(ProtocolError) {
@@ -80,22 +80,20 @@ extension VenueActor {
 
     func request(by user: String, track: Track, reply: Replier) throws(ProtocolError) {
         let now = Date().timeIntervalSince1970
-        let change = try apply(cause: cause(.request, by: user, track: track.uri)) { try $0.request(user: user, track: track, now: now) }
-        guard case .requested = change, let queued = jukebox.queueRecord(of: track.uri),
-              let vote = jukebox.voteRecord(user: user, uri: track.uri) else {
-            // Already queued: the request was a vote.
-            return commitVote(user: user, uri: track.uri, now: now, reply: reply, result: track.json)
+        switch try apply(cause: cause(.request, by: user, track: track.uri)) { try $0.request(user: user, track: track, now: now) } {
+        case .voted(let counted): // already queued: the request was a vote
+            commit(counted, now: now, reply: reply, result: track.json)
+        case .requested(let r):
+            commit(.request(r.queued, r.vote, nextSeq: r.nextSeq, history: TrackActionRow(kind: .request, user: user, track: track, at: now)),
+                   reply: reply, result: ["track": track.json, "votes": .int(jukebox.voteCount(of: track.uri))])
         }
-        commit(.request(queued, vote, nextSeq: jukebox.nextCounter, history: TrackActionRow(kind: .request, user: user, track: track, at: now)),
-               reply: reply, result: ["track": track.json, "votes": .int(jukebox.voteCount(of: track.uri))])
     }
 
-    private func commitVote(user: String, uri: String, now: Double, reply: Replier, result track: JSON? = nil) {
-        guard let vote = jukebox.voteRecord(user: user, uri: uri), let t = jukebox.track(of: uri) else {
-            return reply.failure(ProtocolError(.internal, "the vote for \(uri) was counted but cannot be found"))
-        }
-        commit(.vote(vote, nextSeq: jukebox.nextCounter, history: TrackActionRow(kind: .vote, user: user, track: t, at: now)),
-               reply: reply, result: ["track": track ?? .string(uri), "votes": .int(jukebox.voteCount(of: uri))])
+    /// Writes a counted vote as the jukebox reported it; the reply names `track` and its votes.
+    private func commit(_ counted: CountedVote, now: Double, reply: Replier, result track: JSON) {
+        let history = TrackActionRow(kind: .vote, user: counted.vote.user, track: counted.track, at: now)
+        commit(.vote(counted.vote, nextSeq: counted.nextSeq, history: history), reply: reply,
+               result: ["track": track, "votes": .int(jukebox.voteCount(of: counted.vote.uri))])
     }
 
     /// UC10/UC12: who voted for a track, and who requested it.
@@ -120,11 +118,11 @@ extension VenueActor {
     /// Applies a change in memory and pushes what it did; a refused change changes nothing. The
     /// caller hands the change's rows to `commit` in the same step.
     @discardableResult
-    func apply(cause: Cause?, _ change: (inout Jukebox) throws -> JukeboxChange) throws(ProtocolError) -> JukeboxChange {
+    func apply<Outcome: JukeboxOutcome>(cause: Cause?, _ change: (inout Jukebox) throws -> Outcome) throws(ProtocolError) -> Outcome {
         if try takeOver() != nil { throw ProtocolError(.unavailable, "the venue is reloading; try again") }
         // Refused before anything changes: once applied and pushed, the store must take it.
         try writer.admit()
-        let result: JukeboxChange
+        let result: Outcome
         do {
             result = try change(&jukebox)
         } catch let e as JukeboxError {
@@ -132,7 +130,7 @@ extension VenueActor {
         } catch {
             throw ProtocolError(.internal, "\(error)")
         }
-        push(result, cause: cause)
+        push(result.change, cause: cause)
         return result
     }
 
@@ -141,12 +139,14 @@ extension VenueActor {
         switch change {
         case .playlistSet, .reset:
             publish(.snapshot, playlistJSON)
+        case .voted(let counted):
+            publish(.trackMoved, jukebox.movedJSON(counted.vote.uri, index: counted.index, cause: cause))
         case .moved(let uri, let index):
             publish(.trackMoved, jukebox.movedJSON(uri, index: index, cause: cause))
-        case .requested(let track, let by, let index):
-            publish(.trackRequested, ["track": track.json, "by": directory.hides(.requests, by) ? .null : .string(by)])
-            if let index {
-                publish(.trackMoved, jukebox.movedJSON(track.uri, index: index, cause: cause))
+        case .requested(let r):
+            publish(.trackRequested, ["track": r.track.json, "by": directory.hides(.requests, r.by) ? .null : .string(r.by)])
+            if let index = r.index {
+                publish(.trackMoved, jukebox.movedJSON(r.track.uri, index: index, cause: cause))
             } else {
                 publish(.reordered, jukebox.orderJSON(cause: cause))
             }

@@ -13,8 +13,11 @@ final class DeltaTests: XCTestCase {
             case .moved(let uri, let index):
                 order.removeAll { $0 == uri }
                 order.insert(uri, at: index)
-            case .requested(let track, _, let index?):
-                order.insert(track.uri, at: index)
+            case .voted(let counted):
+                order.removeAll { $0 == counted.vote.uri }
+                order.insert(counted.vote.uri, at: counted.index)
+            case .requested(let r) where r.index != nil:
+                order.insert(r.track.uri, at: r.index!)
             default:
                 order = j.order // playlist.reordered / snapshot carry the whole order
             }
@@ -36,11 +39,11 @@ final class DeltaTests: XCTestCase {
                 let uri = j.order.isEmpty ? nil : j.order.randomElement(using: &rng)
                 let change: JukeboxChange?
                 switch Int.random(in: 0..<100, using: &rng) {
-                case 0..<55: change = uri.flatMap { try? j.vote(user: user, uri: $0, now: now) }
+                case 0..<55: change = uri.flatMap { try? j.vote(user: user, uri: $0, now: now).change }
                 case 55..<75: change = uri.flatMap { try? j.unvote(user: user, uri: $0) }
                 case 75..<90:
                     requested += 1
-                    change = try? j.request(user: user, track: track("r\(requested % 60)"), now: now)
+                    change = try? j.request(user: user, track: track("r\(requested % 60)"), now: now).change
                 case 90..<94: change = uri.flatMap { try? j.trackEnded(uri: $0, now: now) }
                 case 94..<97: change = uri.flatMap { try? j.nowPlaying(uri: $0) }
                 case 97..<99: change = try? j.clearVotes()
@@ -55,10 +58,10 @@ final class DeltaTests: XCTestCase {
 
     func testAVoteReportsTheTracksNewPlace() throws {
         var j = try jukebox(["a", "b", "c"])
-        XCTAssertEqual(try j.vote(user: "u1", uri: uri("c"), now: T0), .moved(uri: uri("c"), index: 0))
-        XCTAssertEqual(try j.vote(user: "u2", uri: uri("b"), now: T0), .moved(uri: uri("b"), index: 0), "ties by time of entry: b entered before c")
+        XCTAssertEqual(try j.vote(user: "u1", uri: uri("c"), now: T0).index, 0)
+        XCTAssertEqual(try j.vote(user: "u2", uri: uri("b"), now: T0).index, 0, "ties by time of entry: b entered before c")
         _ = try j.nowPlaying(uri: uri("a"))
-        XCTAssertEqual(try j.vote(user: "u1", uri: uri("a"), now: T0), .moved(uri: uri("a"), index: 0), "the pinned track stays on top")
+        XCTAssertEqual(try j.vote(user: "u1", uri: uri("a"), now: T0).index, 0, "the pinned track stays on top")
         XCTAssertEqual(try j.unvote(user: "u1", uri: uri("c")), .moved(uri: uri("c"), index: 2))
     }
 }

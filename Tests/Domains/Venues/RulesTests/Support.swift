@@ -39,20 +39,23 @@ func XCTAssertJukeboxError<T>(_ body: @autoclosure () throws(JukeboxError) -> T,
 }
 
 /// `change` moved one track (a vote, an unvote, a request of a queued track).
-func XCTAssertMoved(_ change: @autoclosure () throws -> JukeboxChange, _ message: String = "",
+func XCTAssertMoved(_ change: @autoclosure () throws -> some JukeboxOutcome, _ message: String = "",
                     file: StaticString = #filePath, line: UInt = #line) {
     do {
-        guard case .moved = try change() else { return XCTFail("not a move: \(message)", file: file, line: line) }
+        switch try change().change {
+        case .moved, .voted: break
+        default: return XCTFail("not a move: \(message)", file: file, line: line)
+        }
     } catch {
         XCTFail("threw \(error): \(message)", file: file, line: line)
     }
 }
 
 /// `change` is `track` entering the queue, requested by `by`.
-func XCTAssertRequested(_ change: @autoclosure () throws -> JukeboxChange, _ track: Track, by: String, _ message: String = "",
+func XCTAssertRequested(_ change: @autoclosure () throws -> some JukeboxOutcome, _ track: Track, by: String, _ message: String = "",
                         file: StaticString = #filePath, line: UInt = #line) {
     do {
-        guard case .requested(let t, let b, _) = try change(), t == track, b == by else {
+        guard case .requested(let r) = try change().change, r.track == track, r.by == by else {
             return XCTFail("not a request of \(track.uri) by \(by): \(message)", file: file, line: line)
         }
     } catch {

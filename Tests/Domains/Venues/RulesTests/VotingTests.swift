@@ -43,7 +43,11 @@ final class VotingTests: XCTestCase {
         var j = try jukebox(["a", "b"])
         let change = try j.request(user: "u1", track: track("x"), now: T0 + 5)
         XCTAssertRequested(change, track("x"), by: "u1")
-        XCTAssertEqual(change, .requested(track("x"), by: "u1", index: 0), "one vote ranks it above the unvoted tracks")
+        guard case .requested(let r) = change else { return XCTFail("not a new track: \(change)") }
+        XCTAssertEqual(r.index, 0, "one vote ranks it above the unvoted tracks")
+        XCTAssertEqual(r.queued, j.queueRecord(of: uri("x")), "what the store keeps is the jukebox's own row")
+        XCTAssertEqual(r.vote, j.voteRecord(user: "u1", uri: uri("x")))
+        XCTAssertEqual(r.nextSeq, j.nextCounter)
         XCTAssertEqual(j.order, uris("x", "a", "b"))
         XCTAssertEqual(j.votes[uri("x")], 1)
         XCTAssertEqual(j.voters(of: uri("x")), ["u1"])

@@ -23,7 +23,7 @@ for n in $(seq "${NODES:-3}"); do
     make_tmpdir data
     # shellcheck disable=SC2086
     taskset -c "${SERVER_CPUS:-1}" "$BIN" --host 127.0.0.1 --port "$port" --data-dir "$data" --database "$DB" --event-loops 1 \
-        --auth-kdf-iterations 1000 --auth-kdf-max-queued 100000 --auth-signups-per-address-per-hour 100000000 --api-key "$API_KEY" --log-level warning \
+        --auth-kdf-iterations 1000 --auth-kdf-max-queued 100000 --auth-signups-per-address-per-hour 100000000 --api-key="$API_KEY" --log-level warning \
         ${SERVER_ARGS:-} > "$data.log" 2>&1 &
     PIDS+=($!)
     URLS+=("ws://127.0.0.1:$port")
@@ -36,6 +36,6 @@ if [[ -n "${KILL_AT:-}" ]]; then
 fi
 rc=0
 url=$(IFS=,; echo "${URLS[*]}")
-taskset -c "${LOAD_CPUS:-0}" "$LOAD" run "$SCENARIO" --url "$url" --server-pid "${PIDS[1]:-${PIDS[0]}}" --api-key "$API_KEY" \
+taskset -c "${LOAD_CPUS:-0}" "$LOAD" run "$SCENARIO" --url "$url" --server-pid "${PIDS[1]:-${PIDS[0]}}" --api-key="$API_KEY" \
     --resume-after-drop 3 "$@" || rc=$?
 exit $rc

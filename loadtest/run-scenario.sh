@@ -20,10 +20,10 @@ DATA=$(mktemp -d /tmp/hubbub-load-data.XXXXXX)
 API_KEY=$(head -c 18 /dev/urandom | base64 | tr '+/' '-_')
 # shellcheck disable=SC2086
 taskset -c "${SERVER_CPUS:-1}" "$BIN" --host 127.0.0.1 --port "$PORT" --data-dir "$DATA" --event-loops 1 --bench \
-    --auth-kdf-iterations 1000 --auth-kdf-max-queued 100000 --auth-signups-per-address-per-hour 100000000 --api-key "$API_KEY" --log-level warning ${SERVER_ARGS:-} > "$DATA.log" 2>&1 &
+    --auth-kdf-iterations 1000 --auth-kdf-max-queued 100000 --auth-signups-per-address-per-hour 100000000 --api-key="$API_KEY" --log-level warning ${SERVER_ARGS:-} > "$DATA.log" 2>&1 &
 PID=$!
 trap 'kill $PID 2>/dev/null; wait $PID 2>/dev/null; rm -rf "$DATA"' EXIT
 for _ in $(seq 100); do curl -fs -o /dev/null "http://127.0.0.1:$PORT/healthz" && break; sleep 0.1; done
 rc=0
-taskset -c "${LOAD_CPUS:-0}" "$LOAD" run "$SCENARIO" --url "ws://127.0.0.1:$PORT" --server-pid "$PID" --api-key "$API_KEY" "$@" || rc=$?
+taskset -c "${LOAD_CPUS:-0}" "$LOAD" run "$SCENARIO" --url "ws://127.0.0.1:$PORT" --server-pid "$PID" --api-key="$API_KEY" "$@" || rc=$?
 exit $rc

@@ -5,7 +5,8 @@
 #   loadtest/run-scenario.sh SCENARIO [hubbub-load run options...]
 #   e.g. loadtest/run-scenario.sh friday-night --scale 2 --out /tmp/fn
 #        loadtest/run-scenario.sh soak --duration 2h      (the server's RSS slope decides it)
-# Environment: SERVER_ARGS (extra server flags), SERVER_CPUS / LOAD_CPUS (default 1 / 0).
+# Environment: SERVER_ARGS (extra server flags), SERVER_CPUS / LOAD_CPUS (default 1 / 0), BIN (the
+# server binary, default .build/release/hubbub: another build's, for a paired before/after run).
 # The server hashes passwords with 1,000 PBKDF2 iterations so seeding thousands of accounts
 # through the protocol takes seconds, not hours; nothing else differs from the defaults. A random
 # operator key (--api-key) is given to both: a rush hour's provider posts with it (POST /api/intel).
@@ -13,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 [[ $# -ge 1 ]] || { sed -n 2,10p "$0"; exit 2; }
 SCENARIO=$1; shift
-BIN=.build/release/hubbub LOAD=.build/release/hubbub-load
+BIN=${BIN:-.build/release/hubbub} LOAD=.build/release/hubbub-load
 [[ -x $BIN && -x $LOAD ]] || { echo "build first: swift build -c release" >&2; exit 2; }
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 DATA=$(mktemp -d /tmp/hubbub-load-data.XXXXXX)

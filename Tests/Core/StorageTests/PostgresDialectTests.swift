@@ -68,6 +68,14 @@ final class PostgresDialectTests: XCTestCase {
             """)
     }
 
+    func testWithoutRowIDGoesOnlyAsTwoAdjacentWords() throws {
+        XCTAssertEqual(try pg("CREATE TABLE t (a TEXT) WITHOUT -- a line comment between them\n ROWID"), "CREATE TABLE t (a TEXT)")
+        // A literal between them keeps both words, and is never dropped with them (fuzz/regressions/postgres).
+        XCTAssertEqual(try pg("CREATE TABLE t (a TEXT DEFAULT 'x') WITHOUT 'y' ROWID"),
+                       "CREATE TABLE t (a TEXT DEFAULT 'x') WITHOUT 'y' ROWID")
+        XCTAssertEqual(try pg("CREATE TABLE t (id INTEGER 'k' PRIMARY KEY)"), "CREATE TABLE t (id BIGINT 'k' PRIMARY KEY)")
+    }
+
     func testTypesAreLeftAloneOutsideSchemaStatements() throws {
         XCTAssertEqual(try pg("SELECT CAST(x AS INTEGER) FROM t"), "SELECT CAST(x AS INTEGER) FROM t")
     }

@@ -93,7 +93,7 @@ public struct HTTPExchange: Sendable {
                         headers: [(String, String)] = []) {
         let number = self.number
         connection.loop.execute { loop in
-            loop.connection(for: connection)?.answerExchange(number, status: status, contentType: contentType, body: body, headers: headers)
+            loop.httpConnection(for: connection)?.answerExchange(number, status: status, contentType: contentType, body: body, headers: headers)
         }
     }
 
@@ -105,6 +105,6 @@ public struct HTTPExchange: Sendable {
 
     private func setReading(_ on: Bool) {
         let number = self.number
-        connection.loop.execute { loop in loop.connection(for: connection)?.setExchangeReading(number, on) }
+        connection.loop.execute { loop in loop.httpConnection(for: connection)?.setExchangeReading(number, on) }
     }
 }

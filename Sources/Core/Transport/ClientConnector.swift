@@ -59,7 +59,7 @@ extension EventLoop {
                                     minimumCompressed: options.minimumCompressed, webSocket: options.webSocket,
                                     handshakeTimeoutNanos: options.handshakeTimeoutNanos,
                                     key: Digest.randomBytes(16), makeHandler: makeHandler, completion: completion)
-            if loop.adopt(fd: fd, ip: options.host, tls: options.tls, client: setup) == nil {
+            if !loop.adopt(fd: fd, ip: options.host, tls: options.tls, client: setup) {
                 completion(.failure(.connect("cannot set up the connection")))
             }
         }

@@ -18,11 +18,11 @@ public final class EventLoop: @unchecked Sendable {
 
     // The loop's mutable state is touched only by its own thread, one access at a time by
     // construction; the runtime's exclusivity check on each access (a thread-local lookup) cost
-    // about a fifth of a fan-out's CPU, so the hot properties here and in `WebSocketConnection`
-    // opt out of it with `@exclusivity(unchecked)`.
+    // about a fifth of a fan-out's CPU, so the hot properties here and in `SocketConnection` and
+    // its subclasses opt out of it with `@exclusivity(unchecked)`.
 
-    /// Connections by file descriptor (descriptors are small and dense).
-    @exclusivity(unchecked) var connections: [WebSocketConnection?] = []
+    /// Connections by file descriptor (descriptors are small and dense), at whatever stage.
+    @exclusivity(unchecked) var connections: [SocketConnection?] = []
     private var listeners: [Int32: Bool] = [:] // fd -> TLS
     private var pausedListeners: [Int32] = []
     /// Descriptors of connections with bytes queued since the last flush (descriptors, not
@@ -168,13 +168,7 @@ public final class EventLoop: @unchecked Sendable {
                     } else if let tls = listeners[fd] {
                         acceptAll(listenFD: fd, tls: tls)
                     } else if let c = connection(fd) {
-                        if mask & UInt32(CLINUX_EPOLLOUT) != 0 { c.writable() }
-                        if mask & UInt32(CLINUX_EPOLLIN | CLINUX_EPOLLHUP | CLINUX_EPOLLERR | CLINUX_EPOLLRDHUP) != 0 {
-                            if c.phase != .closed { c.readable() }
-                        }
-                        // Write what this input produced now, not after the whole batch: the peer
-                        // (often on the other core) can start on it while we handle the rest.
-                        if c.dirty { c.flush() }
+                        c.events(mask)
                     }
                 }
             }
@@ -188,19 +182,31 @@ public final class EventLoop: @unchecked Sendable {
         dirty.removeAll()
     }
 
-    @inline(__always) func connection(_ fd: Int32) -> WebSocketConnection? {
+    @inline(__always) func connection(_ fd: Int32) -> SocketConnection? {
         Int(fd) < connections.count ? connections[Int(fd)] : nil
     }
 
-    func connection(for handle: ConnectionHandle) -> WebSocketConnection? {
-        guard handle.loop === self, let c = connection(handle.fd), c.generation == handle.generation else { return nil }
-        return c
+    /// The WebSocket at `fd`, if that is what it is now.
+    @inline(__always) private func webSocket(_ fd: Int32, generation: UInt32) -> WebSocketConnection? {
+        guard let c = connection(fd), c.generation == generation, c.kind == .webSocket else { return nil }
+        // The kind says what the object is: no dynamic cast per push.
+        return unsafeDowncast(c, to: WebSocketConnection.self)
     }
 
-    /// The open connection `id` names, if it is still the same one (loop thread only).
+    /// The WebSocket `handle` names, if it is still the same one (loop thread only).
+    func connection(for handle: ConnectionHandle) -> WebSocketConnection? {
+        handle.loop === self ? webSocket(handle.fd, generation: handle.generation) : nil
+    }
+
+    /// The HTTP connection `handle` names, until it closes (a request's exchange answers through it).
+    func httpConnection(for handle: ConnectionHandle) -> HTTPConnection? {
+        guard handle.loop === self, let c = connection(handle.fd), c.generation == handle.generation, c.kind == .http else { return nil }
+        return unsafeDowncast(c, to: HTTPConnection.self)
+    }
+
+    /// The open WebSocket `id` names, if it is still the same one (loop thread only).
     public func connection(for id: ConnectionID) -> WebSocketConnection? {
-        guard Int(id.loop) == index, let c = connection(id.slot), c.generation == id.generation else { return nil }
-        return c
+        Int(id.loop) == index ? webSocket(id.slot, generation: id.generation) : nil
     }
 
     /// The setup connections of this kind share, made on first use.
@@ -213,7 +219,7 @@ public final class EventLoop: @unchecked Sendable {
         return made
     }
 
-    func markDirty(_ c: WebSocketConnection) {
+    func markDirty(_ c: SocketConnection) {
         if !c.dirty {
             c.dirty = true
             dirty.append(c.fd)
@@ -308,18 +314,26 @@ public final class EventLoop: @unchecked Sendable {
         }
     }
 
-    /// Registers a new socket as a connection of this loop.
+    /// Registers a new socket as a connection of this loop: an `HTTPConnection` (accepted) or a
+    /// `ClientUpgrade` (`client`). False when its TLS session could not be made (it is closed).
     @discardableResult
-    func adopt(fd: Int32, ip: String, tls: TLSContext?, client: ClientSetup?) -> WebSocketConnection? {
+    func adopt(fd: Int32, ip: String, tls: TLSContext?, client: ClientSetup?) -> Bool {
         generation &+= 1
-        let c: WebSocketConnection
-        do {
-            c = try WebSocketConnection(loop: self, fd: fd, generation: generation, remoteAddress: ip, tls: tls, client: client)
-        } catch {
-            shared.logger.warning("cannot set up TLS for a connection", metadata: ["error": "\(error)"])
-            if client == nil { shared.limiter.release(ip) }
-            _ = clinux_close(fd)
-            return nil
+        var session: TLSSession?
+        if let tls {
+            do {
+                session = try TLSSession(context: tls, isServer: client == nil, serverName: client?.serverName, verifyHost: tls.verifiesPeer)
+            } catch {
+                shared.logger.warning("cannot set up TLS for a connection", metadata: ["error": "\(error)"])
+                if client == nil { shared.limiter.release(ip) }
+                _ = clinux_close(fd)
+                return false
+            }
+        }
+        let c: SocketConnection = if let client {
+            ClientUpgrade(loop: self, fd: fd, generation: generation, host: ip, tls: session, setup: client)
+        } else {
+            HTTPConnection(loop: self, fd: fd, generation: generation, remoteAddress: ip, tls: session)
         }
         if Int(fd) >= connections.count {
             connections.append(contentsOf: repeatElement(nil, count: max(Int(fd) + 1 - connections.count, connections.count)))
@@ -328,40 +342,44 @@ public final class EventLoop: @unchecked Sendable {
         let events = UInt32(CLINUX_EPOLLIN | CLINUX_EPOLLRDHUP) | (client != nil ? UInt32(CLINUX_EPOLLOUT) : 0)
         c.epollOut = client != nil
         _ = clinux_epoll_add(epfd, fd, events, UInt64(fd))
-        return c
+        return true
     }
 
-    func forget(_ c: WebSocketConnection) {
+    /// Puts the connection that took a socket over (an upgrade) in its place: same descriptor and
+    /// generation, so handles and member ids stay valid, and the dirty list (descriptors) finds it.
+    func replace(_ previous: SocketConnection, with next: SocketConnection) {
+        if connection(previous.fd) === previous { connections[Int(previous.fd)] = next }
+    }
+
+    func forget(_ c: SocketConnection) {
         _ = clinux_epoll_del(epfd, c.fd)
         if connection(c.fd) === c { connections[Int(c.fd)] = nil }
     }
 
-    func setWriteInterest(_ c: WebSocketConnection, _ on: Bool) {
+    func setWriteInterest(_ c: SocketConnection, _ on: Bool) {
         guard c.epollOut != on, !c.outputOnly else { return }
         c.epollOut = on
         updateInterest(c)
     }
 
     /// Stops or restarts reading a connection's input (a request body's handler catching up).
-    func setReadInterest(_ c: WebSocketConnection, _ on: Bool) {
+    func setReadInterest(_ c: SocketConnection, _ on: Bool) {
         guard c.readPaused == on, !c.outputOnly else { return }
         c.readPaused = !on
         updateInterest(c)
     }
 
-    private func updateInterest(_ c: WebSocketConnection) {
+    private func updateInterest(_ c: SocketConnection) {
         let input = c.readPaused ? 0 : UInt32(CLINUX_EPOLLIN | CLINUX_EPOLLRDHUP)
         _ = clinux_epoll_mod(epfd, c.fd, input | (c.epollOut ? UInt32(CLINUX_EPOLLOUT) : 0), UInt64(c.fd))
     }
 
     /// Watches only for writability (the peer has stopped sending; its EOF would fire forever).
-    func watchOutputOnly(_ c: WebSocketConnection) {
+    func watchOutputOnly(_ c: SocketConnection) {
         c.outputOnly = true
         c.epollOut = true
         _ = clinux_epoll_mod(epfd, c.fd, UInt32(CLINUX_EPOLLOUT), UInt64(c.fd))
     }
-
-    func watchesOutputOnly(_ c: WebSocketConnection) -> Bool { c.outputOnly }
 
     // MARK: Shutdown
 
@@ -372,8 +390,8 @@ public final class EventLoop: @unchecked Sendable {
             loop.closeListeners()
             loop.stopDeadline = loop.now + timeoutNanos
             for case let c? in loop.connections {
-                if c.phase == .webSocket {
-                    c.close(code: .goingAway, reason: "restart")
+                if c.kind == .webSocket && c.stage == .open {
+                    unsafeDowncast(c, to: WebSocketConnection.self).close(code: .goingAway, reason: "restart")
                 } else if !c.isClient {
                     c.closeNow(code: .goingAway, reason: "shutdown")
                 }

@@ -27,7 +27,7 @@ final class ExchangeState {
     }
 }
 
-extension WebSocketConnection {
+extension HTTPConnection {
     /// Starts reading a request's body for `endpoint` (or refuses it at once, from its head alone).
     func startExchange(_ head: HTTPHead, _ endpoint: HTTPBodyEndpoint, remainder: [UInt8]) {
         let framing: HTTPBodyFraming
@@ -43,23 +43,22 @@ extension WebSocketConnection {
             // The client waits for this before sending the body; it is sent only to a body we will read.
             if framing != .none { enqueue(SharedBytes.copy(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)), bounded: false, countFrame: false) }
         }
-        let extras = madeExtras
-        extras.exchanges &+= 1
+        guard stage == .open else { return }
+        exchanges &+= 1
         let keepAlive = head.startLine.2 == "HTTP/1.1" && !head.hasToken("Connection", "close")
-        let exchange = ExchangeState(number: extras.exchanges,
+        let exchange = ExchangeState(number: exchanges,
                                      parser: HTTPBodyParser(framing: framing, limits: .init(maxBytes: endpoint.maxBytes)),
                                      keepAlive: keepAlive)
-        extras.exchange = exchange
-        exchange.handler = endpoint.makeHandler(head, HTTPExchange(connection: handle, number: exchange.number))
-        guard phase != .closed else { return }
-        phase = .readingBody
+        // In the state before the handler is made: a close meanwhile tells it.
+        state = .readingBody(exchange)
         deadline = loop.now + loop.configuration.bodyIdleTimeoutNanos
-        remainder.withUnsafeBytes { receivedBody($0) }
+        exchange.handler = endpoint.makeHandler(head, HTTPExchange(connection: handle, number: exchange.number))
+        guard stage == .open else { return }
+        remainder.withUnsafeBytes { receivedBody($0, exchange) }
     }
 
     /// Feeds body bytes to the parser and their data to the handler.
-    func receivedBody(_ bytes: UnsafeRawBufferPointer) {
-        guard let exchange = extras?.exchange else { return }
+    func receivedBody(_ bytes: UnsafeRawBufferPointer, _ exchange: ExchangeState) {
         deadline = loop.now + loop.configuration.bodyIdleTimeoutNanos
         var data: [Range<Int>] = []
         let progress = exchange.parser.feed(bytes, data: &data)
@@ -73,7 +72,7 @@ extension WebSocketConnection {
             exchange.abort(e.message)
             refuseRequest(e)
         case .complete(let consumed, let trailers):
-            phase = .awaitingAnswer
+            state = .awaitingAnswer(exchange)
             deadline = 0
             // Whatever follows is the next request: kept, and input paused, until the answer.
             exchange.pending = Array(bytes[consumed...])
@@ -84,15 +83,14 @@ extension WebSocketConnection {
     }
 
     /// Input that arrived while the answer is awaited (read before the pause took effect).
-    func holdNextRequest(_ bytes: UnsafeRawBufferPointer) {
-        guard let exchange = extras?.exchange else { return }
+    func holdNextRequest(_ bytes: UnsafeRawBufferPointer, _ exchange: ExchangeState) {
         exchange.pending += Array(bytes)
         loop.setReadInterest(self, false)
     }
 
     /// The sender stopped sending mid-body.
-    func bodyStalled() {
-        extras?.exchange?.abort("request body timed out")
+    func bodyStalled(_ exchange: ExchangeState) {
+        exchange.abort("request body timed out")
         refuseRequest(HTTPError(408, "the request body stopped arriving"))
     }
 
@@ -100,22 +98,28 @@ extension WebSocketConnection {
     /// connection, the connection goes back to reading the next request's head (what was held
     /// is parsed first); otherwise it closes after the answer.
     func answerExchange(_ number: UInt32, status: Int, contentType: String, body: [UInt8], headers: [(String, String)]) {
-        guard let exchange = extras?.exchange, exchange.number == number, exchange.handler != nil else { return }
+        let exchange: ExchangeState, complete: Bool
+        switch state {
+        case .readingBody(let e): (exchange, complete) = (e, false)
+        case .awaitingAnswer(let e): (exchange, complete) = (e, true)
+        case .tlsHandshake, .readingHead, .done: return
+        }
+        guard exchange.number == number, exchange.handler != nil else { return }
         exchange.handler = nil
-        extras?.exchange = nil
+        state = .done
         loop.shared.metrics.httpRequests.increment()
-        let reuse = phase == .awaitingAnswer && exchange.keepAlive
+        let reuse = complete && exchange.keepAlive
         let response = HTTPResponse.make(status: status, headers: headers, contentType: contentType, body: body, keepAlive: reuse)
         guard reuse else { return respondAndClose(response) }
         guard answerAndAwaitNextRequest(response) else { return }
         loop.setReadInterest(self, true)
         if !exchange.pending.isEmpty { exchange.pending.withUnsafeBytes { received($0) } }
-        if isSecure, phase == .httpHead { driveTLS() } // plaintext decrypted before the pause
+        if isSecure, case .readingHead = state { driveTLS() } // plaintext decrypted before the pause
     }
 
     /// Pauses or resumes reading request `number`'s body (its handler's back-pressure).
     func setExchangeReading(_ number: UInt32, _ on: Bool) {
-        guard let exchange = extras?.exchange, exchange.number == number, phase == .readingBody else { return }
+        guard case .readingBody(let exchange) = state, exchange.number == number else { return }
         exchange.pausedByHandler = !on
         loop.setReadInterest(self, on)
         if on {
@@ -129,7 +133,6 @@ extension WebSocketConnection {
     /// Answers a request we will not handle and closes (its body, if any, is not read).
     private func refuseRequest(_ e: HTTPError) {
         loop.shared.metrics.httpRequests.increment()
-        extras?.exchange = nil
         respondAndClose(HTTPResponse.error(e))
     }
 }

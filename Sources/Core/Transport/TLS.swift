@@ -81,8 +81,9 @@ final class TLSSession {
     private var readBIO: OpaquePointer
     private var writeBIO: OpaquePointer
     private(set) var handshakeDone = false
-    /// A memory BIO keeps the capacity of its largest burst; an idle one bigger than this is replaced.
-    private static let idleBIOCapacity = 4096
+    /// A memory BIO keeps the capacity of its largest burst; an idle one bigger than this is
+    /// replaced (0: any that has grown at all).
+    private static let idleBIOCapacity = 0
 
     init(context: TLSContext, isServer: Bool, serverName: String? = nil, verifyHost: Bool = false) throws {
         guard let ssl = SSL_new(context.ctx) else { throw TLSError("SSL_new failed") }
@@ -115,10 +116,14 @@ final class TLSSession {
         return b
     }
 
-    /// Gives back a BIO's memory once it is empty, so a past burst does not stay resident.
+    /// Gives back what an idle session holds: OpenSSL's record buffers (about 17 KB, which
+    /// `SSL_MODE_RELEASE_BUFFERS` frees only after a read that emptied them; a handshake or a
+    /// close can leave them allocated) and the memory BIOs' buffers once they are empty.
     /// Called from the connection's tick, not per record: a busy connection would otherwise free
-    /// and regrow its buffers for every large message.
-    func shrinkIdleBIOs() {
+    /// and regrow its buffers for every message.
+    func releaseIdleBuffers() {
+        // Refused (and harmless) while a partial record is buffered.
+        _ = SSL_free_buffers(ssl)
         if hubbub_BIO_ctrl_pending(readBIO) == 0 && hubbub_BIO_mem_capacity(readBIO) > Self.idleBIOCapacity,
            let fresh = TLSSession.memoryBIO() {
             SSL_set0_rbio(ssl, fresh) // frees the old one
@@ -129,6 +134,14 @@ final class TLSSession {
             SSL_set0_wbio(ssl, fresh)
             writeBIO = fresh
         }
+    }
+
+    /// Ciphertext is waiting to be decrypted: fed and not yet read by OpenSSL, or read into its
+    /// record buffer and not yet returned. Without it, `SSL_read` would only answer WANT_READ,
+    /// after allocating its read buffer again (OpenSSL 3.0 does so on entry): the buffer an idle
+    /// connection would then keep.
+    var hasPendingInput: Bool {
+        hubbub_BIO_ctrl_pending(readBIO) > 0 || SSL_has_pending(ssl) == 1
     }
 
     deinit { SSL_free(ssl) } // frees both BIOs too
@@ -146,9 +159,10 @@ final class TLSSession {
     }
 
     func feedCiphertext(_ bytes: UnsafeRawBufferPointer) {
+        guard let base = bytes.baseAddress else { return }
         var offset = 0
         while offset < bytes.count {
-            let n = BIO_write(readBIO, bytes.baseAddress! + offset, Int32(bytes.count - offset))
+            let n = BIO_write(readBIO, base + offset, Int32(bytes.count - offset))
             if n <= 0 { break }
             offset += Int(n)
         }
@@ -189,10 +203,11 @@ final class TLSSession {
 
     /// Encrypts plaintext into the write BIO; false on failure.
     func writePlaintext(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let base = bytes.baseAddress else { return true }
         var offset = 0
         ERR_clear_error()
         while offset < bytes.count {
-            let n = SSL_write(ssl, bytes.baseAddress! + offset, Int32(min(bytes.count - offset, 1 << 30)))
+            let n = SSL_write(ssl, base + offset, Int32(min(bytes.count - offset, 1 << 30)))
             if n <= 0 {
                 ERR_clear_error()
                 return false

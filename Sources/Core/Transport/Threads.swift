@@ -10,7 +10,8 @@ func startThread(name: String, _ body: @escaping @Sendable () -> Void) -> pthrea
     let box = Unmanaged.passRetained(Box(body, name)).toOpaque()
     var tid = pthread_t()
     let rc = pthread_create(&tid, nil, { arg in
-        let box = Unmanaged<AnyObject>.fromOpaque(arg!).takeRetainedValue() as! Box
+        guard let arg else { return nil }
+        let box = Unmanaged<Box>.fromOpaque(arg).takeRetainedValue()
         box.name.withCString { clinux_set_thread_name($0) }
         box.body()
         return nil

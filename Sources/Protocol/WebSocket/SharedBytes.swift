@@ -10,7 +10,8 @@ public struct SharedBytes: @unchecked Sendable {
 
     /// Allocates `count` bytes and lets `fill` write them exactly once.
     public static func create(count: Int, fill: (UnsafeMutableRawBufferPointer) -> Void) -> SharedBytes {
-        let storage = Storage.create(minimumCapacity: max(count, 1)) { _ in count } as! Storage
+        // `create` on the subclass makes a `Storage`: no dynamic cast per frame to say so.
+        let storage = unsafeDowncast(Storage.create(minimumCapacity: max(count, 1)) { _ in count }, to: Storage.self)
         storage.withUnsafeMutablePointerToElements { p in fill(UnsafeMutableRawBufferPointer(start: p, count: count)) }
         return SharedBytes(storage: storage, count: count)
     }

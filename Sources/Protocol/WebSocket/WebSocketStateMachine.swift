@@ -208,22 +208,26 @@ public struct WebSocketStateMachine {
                 deliver(Message(kind: kind, data: payload), into: &actions)
                 return
             }
-            assembling = Assembly(kind: kind, compressed: header.rsv1, data: payload)
-            if kind == .text && !header.rsv1 && !assembling!.utf8.feed(payload) {
+            var assembly = Assembly(kind: kind, compressed: header.rsv1, data: payload)
+            if kind == .text && !header.rsv1 && !assembly.utf8.feed(payload) {
                 fail(WebSocketError(.invalidPayload, "invalid UTF-8 in text message"), into: &actions)
                 return
             }
+            assembling = assembly
             if header.fin { finishMessage(into: &actions) }
         case .continuation:
-            guard assembling != nil else {
+            guard var assembly = assembling else {
                 fail(.protocolError("continuation frame without a message to continue"), into: &actions)
                 return
             }
-            assembling!.data.append(contentsOf: payload)
-            if assembling!.kind == .text && !assembling!.compressed && !assembling!.utf8.feed(payload) {
+            // Out of the optional while it grows, so that its buffer is not shared (no copy).
+            assembling = nil
+            assembly.data.append(contentsOf: payload)
+            if assembly.kind == .text && !assembly.compressed && !assembly.utf8.feed(payload) {
                 fail(WebSocketError(.invalidPayload, "invalid UTF-8 in text message"), into: &actions)
                 return
             }
+            assembling = assembly
             if header.fin { finishMessage(into: &actions) }
         }
     }

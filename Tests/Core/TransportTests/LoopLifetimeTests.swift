@@ -2,6 +2,8 @@ import HubbubTestSupport
 import Logging
 import Transport
 import WebSocket
+import CLinux
+import Synchronization
 import XCTest
 
 /// A connection holds its loop strongly (so a push needs no reference counting for it), and the
@@ -58,4 +60,45 @@ final class LoopLifetimeTests: XCTestCase {
         XCTAssertNil(clientLoop, "the client loop outlived its stop")
         XCTAssertNil(serverLoop, "the server loop outlived its shutdown")
     }
+
+    /// Records the heap block of each server-side connection its endpoint upgrades.
+    final class Measuring: ServerApplication, @unchecked Sendable {
+        let sizes = Mutex<[Int]>([])
+        func route(_ head: HTTPHead, secure: Bool) -> Route {
+            .webSocket(WebSocketEndpoint(policy: .init()) { connection in
+                self.sizes.withLock { $0.append(clinux_malloc_usable_size(Unmanaged.passUnretained(connection).toOpaque())) }
+                return Handler()
+            })
+        }
+    }
+
+    /// An idle WebSocket's own object is most of what an idle connection costs (docs/architecture.md,
+    /// "Transport"): it may not grow past its block without someone deciding so.
+    func testAnUpgradedConnectionFitsItsMemoryBudget() async throws {
+        var config = TransportConfiguration()
+        config.host = "127.0.0.1"
+        config.port = 0
+        config.eventLoops = 1
+        let app = Measuring()
+        let server = try Server(configuration: config, application: app, logger: Logger(label: "test"))
+        server.start()
+        defer { server.shutdown() }
+        let client = try EventLoop.makeClientLoop()
+        defer { client.shutdownClientLoop() }
+        let clientSize: Int = try await withCheckedThrowingContinuation { done in
+            client.connect(ClientOptions(host: "127.0.0.1", port: server.port), makeHandler: { _ in Handler() }) { result in
+                switch result {
+                case .success(let c): done.resume(returning: clinux_malloc_usable_size(Unmanaged.passUnretained(c).toOpaque()))
+                case .failure(let e): done.resume(throwing: e)
+                }
+            }
+        }
+        await eventually(timeout: 5, every: .milliseconds(10)) { !app.sizes.withLock { $0.isEmpty } }
+        let serverSize = try XCTUnwrap(app.sizes.withLock { $0.first })
+        XCTAssertLessThanOrEqual(serverSize, Self.connectionBudget, "a server-side WebSocketConnection's heap block")
+        XCTAssertLessThanOrEqual(clientSize, Self.connectionBudget, "a client-side WebSocketConnection's heap block")
+    }
+
+    /// The usable size of an idle connection's heap block, in bytes (malloc_usable_size).
+    static let connectionBudget = 280
 }

@@ -23,11 +23,13 @@ final class ClientUpgrade: SocketConnection {
 
     private let setup: ClientSetup
     @exclusivity(unchecked) private var state = State.connecting
+    /// When the whole upgrade must be done by, in the loop's clock.
+    private let deadline: UInt64
 
     init(loop: EventLoop, fd: Int32, generation: UInt32, host: String, tls: TLSSession?, setup: ClientSetup) {
         self.setup = setup
-        super.init(loop: loop, fd: fd, generation: generation, kind: .client, isClient: true, remoteAddress: host, tls: tls)
         deadline = loop.now + setup.handshakeTimeoutNanos
+        super.init(loop: loop, fd: fd, generation: generation, kind: .client, isClient: true, remoteAddress: host, tls: tls)
     }
 
     override func readable() {
@@ -69,7 +71,7 @@ final class ClientUpgrade: SocketConnection {
 
     override func tickOpen(now: UInt64) {
         if case .finished = state { return }
-        if deadline != 0 && now >= deadline {
+        if now >= deadline {
             loop.shared.metrics.handshakeFailed("timeout")
             fail("handshake timed out")
         }

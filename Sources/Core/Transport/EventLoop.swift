@@ -46,6 +46,7 @@ public final class EventLoop: @unchecked Sendable {
         var role: WebSocketStateMachine.Role
         var configuration: WebSocketStateMachine.Configuration
         var deflate: PerMessageDeflate.Parameters?
+        var subprotocol: String?
     }
     @exclusivity(unchecked) private(set) var now: UInt64 = monotonicNanos()
 
@@ -211,10 +212,10 @@ public final class EventLoop: @unchecked Sendable {
 
     /// The setup connections of this kind share, made on first use.
     func webSocketSetup(role: WebSocketStateMachine.Role, configuration: WebSocketStateMachine.Configuration,
-                        deflate: PerMessageDeflate.Parameters?) -> WebSocketStateMachine.Setup {
-        let key = WebSocketSetupKey(role: role, configuration: configuration, deflate: deflate)
+                        deflate: PerMessageDeflate.Parameters?, subprotocol: String?) -> WebSocketStateMachine.Setup {
+        let key = WebSocketSetupKey(role: role, configuration: configuration, deflate: deflate, subprotocol: subprotocol)
         if let known = webSocketSetups[key] { return known }
-        let made = WebSocketStateMachine.Setup(role: role, configuration: configuration, deflate: deflate)
+        let made = WebSocketStateMachine.Setup(role: role, configuration: configuration, deflate: deflate, subprotocol: subprotocol)
         webSocketSetups[key] = made
         return made
     }
@@ -390,7 +391,7 @@ public final class EventLoop: @unchecked Sendable {
             loop.closeListeners()
             loop.stopDeadline = loop.now + timeoutNanos
             for case let c? in loop.connections {
-                if c.kind == .webSocket && c.stage == .open {
+                if c.kind == .webSocket && c.stage.isOpen {
                     unsafeDowncast(c, to: WebSocketConnection.self).close(code: .goingAway, reason: "restart")
                 } else if !c.isClient {
                     c.closeNow(code: .goingAway, reason: "shutdown")

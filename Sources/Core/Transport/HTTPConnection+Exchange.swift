@@ -43,7 +43,7 @@ extension HTTPConnection {
             // The client waits for this before sending the body; it is sent only to a body we will read.
             if framing != .none { enqueue(SharedBytes.copy(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)), bounded: false, countFrame: false) }
         }
-        guard stage == .open else { return }
+        guard stage.isOpen else { return }
         exchanges &+= 1
         let keepAlive = head.startLine.2 == "HTTP/1.1" && !head.hasToken("Connection", "close")
         let exchange = ExchangeState(number: exchanges,
@@ -53,7 +53,7 @@ extension HTTPConnection {
         state = .readingBody(exchange)
         deadline = loop.now + loop.configuration.bodyIdleTimeoutNanos
         exchange.handler = endpoint.makeHandler(head, HTTPExchange(connection: handle, number: exchange.number))
-        guard stage == .open else { return }
+        guard stage.isOpen else { return }
         remainder.withUnsafeBytes { receivedBody($0, exchange) }
     }
 

@@ -19,6 +19,8 @@ final class HTTPConnection: SocketConnection {
     }
 
     @exclusivity(unchecked) var state: State
+    /// The handshake's, the next request's or the body's deadline, in the loop's clock (0: none).
+    @exclusivity(unchecked) var deadline: UInt64 = 0
     /// Requests with a body taken so far (keep-alive), to number the next one.
     var exchanges: UInt32 = 0
 
@@ -113,7 +115,7 @@ final class HTTPConnection: SocketConnection {
     private func upgrade(_ accepted: Handshake.Accepted, _ endpoint: WebSocketEndpoint, remainder: [UInt8]) {
         enqueue(SharedBytes.copy(accepted.response), bounded: false, countFrame: false)
         // A TLS write failure closes the connection inside enqueue: no WebSocket, no handler.
-        guard stage == .open else { return }
+        guard stage.isOpen else { return }
         let ws = WebSocketConnection(upgrading: self, subprotocol: accepted.subprotocol, deflate: accepted.deflate,
                                      configuration: endpoint.webSocket ?? loop.configuration.webSocket,
                                      minimumCompressed: endpoint.policy.deflate.minimumSize)
@@ -129,7 +131,7 @@ final class HTTPConnection: SocketConnection {
     @discardableResult
     func answerAndAwaitNextRequest(_ response: [UInt8]) -> Bool {
         enqueue(SharedBytes.copy(response), bounded: false, countFrame: false)
-        guard stage == .open else { return false }
+        guard stage.isOpen else { return false }
         state = .readingHead(HTTPHeadParser(kind: .request, limits: loop.configuration.http))
         deadline = loop.now + loop.configuration.handshakeTimeoutNanos
         return true
@@ -140,8 +142,6 @@ final class HTTPConnection: SocketConnection {
         state = .done
         if readPaused { loop.setReadInterest(self, true) } // to see the peer's FIN while lingering
         enqueue(SharedBytes.copy(response), bounded: false, countFrame: false)
-        closeCode = .abnormal
-        closeReason = "HTTP response sent"
-        beginClosing(timeoutNanos: Self.closeTimeoutNanos)
+        beginClosing(code: .abnormal, reason: "HTTP response sent", timeoutNanos: Self.closeTimeoutNanos)
     }
 }

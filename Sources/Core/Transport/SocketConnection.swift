@@ -17,17 +17,34 @@ public class SocketConnection {
         case http, client, webSocket
     }
 
-    /// Where the socket is in its closing, whatever speaks over it.
-    enum Stage: UInt8 {
+    /// Where the socket is in its closing, whatever speaks over it (eight bytes: what closing
+    /// needs is out of line, made when it begins).
+    enum Stage {
         /// Input is read and handed to `received`.
         case open
         /// Writing the last bytes (a close frame or an HTTP answer), then shutting our side down.
-        case closing
+        case closing(Closing)
         /// All written and our side shut down; input is read and discarded until the peer closes
         /// (closing with unread input would reset the connection and lose our last bytes).
-        case lingering
+        case lingering(Closing)
         /// Closed and forgotten by the loop.
         case closed
+
+        var isOpen: Bool { if case .open = self { true } else { false } }
+        var isClosed: Bool { if case .closed = self { true } else { false } }
+    }
+
+    /// Why a socket is closing (what `closeNow` will report) and until when it may take.
+    final class Closing {
+        let code: CloseCode
+        let reason: String
+        /// When to stop waiting for the queue to drain or the peer's FIN, in the loop's clock.
+        var deadline: UInt64
+        init(code: CloseCode, reason: String, deadline: UInt64) {
+            self.code = code
+            self.reason = reason
+            self.deadline = deadline
+        }
     }
 
     // Loop-confined: see `EventLoop` on why the hot properties skip the runtime exclusivity check.
@@ -49,14 +66,8 @@ public class SocketConnection {
     @exclusivity(unchecked) var outputOnly = false
     /// Input is not read for now (a body's handler is catching up, or an answer is awaited).
     @exclusivity(unchecked) var readPaused = false
-    /// The code `closeNow` reports once closing ends (set when closing begins).
-    @exclusivity(unchecked) var closeCode = CloseCode.abnormal
     @exclusivity(unchecked) var tls: TLSSession?
     @exclusivity(unchecked) var queue = OutboundQueue()
-    /// The current stage's deadline (handshake, body, close), in the loop's clock; 0: none.
-    @exclusivity(unchecked) var deadline: UInt64 = 0
-    /// The reason `closeNow` reports once closing ends.
-    var closeReason = ""
     /// The peer's IP address.
     public let remoteAddress: String
 
@@ -107,15 +118,13 @@ public class SocketConnection {
 
     /// The TLS handshake failed: answer nothing more and close.
     func tlsFailed(_ why: String) {
-        closeCode = .abnormal
-        closeReason = "TLS handshake failed"
-        beginClosing(timeoutNanos: Self.closeTimeoutNanos)
+        beginClosing(code: .abnormal, reason: "TLS handshake failed", timeoutNanos: Self.closeTimeoutNanos)
     }
 
     /// The backlog passed `maxOutboundBytes`.
     func outboundOverflow() {}
 
-    /// The stage's own timers (`deadline` while open).
+    /// The stage's own timers while the socket is open.
     func tickOpen(now: UInt64) {}
 
     /// The socket is closed: tell whoever waits on this stage.
@@ -131,7 +140,7 @@ public class SocketConnection {
     @inline(__always)
     final func events(_ mask: UInt32) {
         if mask & UInt32(CLINUX_EPOLLOUT) != 0 { writable() }
-        if mask & UInt32(CLINUX_EPOLLIN | CLINUX_EPOLLHUP | CLINUX_EPOLLERR | CLINUX_EPOLLRDHUP) != 0, stage != .closed {
+        if mask & UInt32(CLINUX_EPOLLIN | CLINUX_EPOLLHUP | CLINUX_EPOLLERR | CLINUX_EPOLLRDHUP) != 0, !stage.isClosed {
             readable()
         }
         if dirty { flush() }
@@ -144,12 +153,12 @@ public class SocketConnection {
             return peerClosed()
         }
         loop.stats.bytesIn += n
-        if stage == .lingering { return } // discarded: we are only waiting for the peer's FIN
+        if case .lingering = stage { return } // discarded: we are only waiting for the peer's FIN
         let bytes = UnsafeRawBufferPointer(rebasing: loop.readBuffer[0..<n])
         if let tls {
             tls.feedCiphertext(bytes)
             driveTLS()
-        } else if stage == .open {
+        } else if stage.isOpen {
             received(bytes)
         }
     }
@@ -159,7 +168,7 @@ public class SocketConnection {
     private final func peerClosed() {
         switch stage {
         case .closing: finishAfterPeerEOF()
-        case .lingering: closeNow(code: closeCode, reason: closeReason)
+        case .lingering(let c): closeNow(code: c.code, reason: c.reason)
         case .open, .closed: closeNow(code: .abnormal, reason: "connection dropped")
         }
     }
@@ -168,9 +177,13 @@ public class SocketConnection {
     /// (stop watching input, which would only report EOF again), or give up at the deadline.
     private final func finishAfterPeerEOF() {
         flush()
-        guard stage == .closing || stage == .lingering else { return }
-        stage = .lingering
-        loop.watchOutputOnly(self)
+        switch stage {
+        case .closing(let c), .lingering(let c):
+            stage = .lingering(c)
+            loop.watchOutputOnly(self)
+        case .open, .closed:
+            return
+        }
     }
 
     final func tick(now: UInt64) {
@@ -178,7 +191,7 @@ public class SocketConnection {
         queue.releaseIfIdle()
         switch stage {
         case .open: tickOpen(now: now)
-        case .closing, .lingering: if now >= deadline { closeNow(code: closeCode, reason: closeReason) }
+        case .closing(let c), .lingering(let c): if now >= c.deadline { closeNow(code: c.code, reason: c.reason) }
         case .closed: break
         }
     }
@@ -208,15 +221,15 @@ public class SocketConnection {
         }
         // `self.tls`, not the local: an upgrade in `received` hands the session to the WebSocket,
         // which then reads the rest itself.
-        while stage != .closed && !readPaused, let session = self.tls, session.hasPendingInput {
+        while !stage.isClosed && !readPaused, let session = self.tls, session.hasPendingInput {
             guard let n = session.readPlaintext(into: loop.plainBuffer) else {
                 flushTLSOutput()
-                if stage == .closing { return finishAfterPeerEOF() }
+                if case .closing = stage { return finishAfterPeerEOF() }
                 return closeNow(code: .abnormal, reason: "TLS closed or failed")
             }
             if n == 0 { break }
             // While closing, input is read (a close_notify, the peer's close frame) and dropped.
-            if stage == .open { received(UnsafeRawBufferPointer(rebasing: loop.plainBuffer[0..<n])) }
+            if stage.isOpen { received(UnsafeRawBufferPointer(rebasing: loop.plainBuffer[0..<n])) }
         }
         flushTLSOutput()
     }
@@ -247,17 +260,17 @@ public class SocketConnection {
 
     final func flush() {
         dirty = false
-        guard stage != .closed else { return }
+        guard !stage.isClosed else { return }
         var written = 0
         let result = queue.write(to: fd, iovecs: loop.iovecs, written: &written)
         loop.stats.bytesOut += written
         switch result {
         case .drained:
             loop.setWriteInterest(self, false)
-            if stage == .closing {
-                linger()
-            } else if stage == .lingering && outputOnly {
-                closeNow(code: closeCode, reason: closeReason)
+            switch stage {
+            case .closing(let c): linger(c)
+            case .lingering(let c) where outputOnly: closeNow(code: c.code, reason: c.reason)
+            case .open, .lingering, .closed: break
             }
         case .blocked:
             loop.setWriteInterest(self, true)
@@ -268,12 +281,11 @@ public class SocketConnection {
 
     // MARK: Closing
 
-    /// Writes what is queued, then closes (at the latest after `timeoutNanos`); `closeCode` and
-    /// `closeReason` are what `closeNow` will report.
-    final func beginClosing(timeoutNanos: UInt64) {
-        guard stage == .open else { return }
-        stage = .closing
-        deadline = loop.now + timeoutNanos
+    /// Writes what is queued, then closes (at the latest after `timeoutNanos`) reporting `code`
+    /// and `reason`.
+    final func beginClosing(code: CloseCode, reason: String, timeoutNanos: UInt64) {
+        guard stage.isOpen else { return }
+        stage = .closing(Closing(code: code, reason: reason, deadline: loop.now + timeoutNanos))
         if let tls {
             tls.shutdown()
             flushTLSOutput()
@@ -282,20 +294,23 @@ public class SocketConnection {
     }
 
     /// Everything is written: send FIN and wait (briefly) for the peer's.
-    private final func linger() {
-        stage = .lingering
+    private final func linger(_ closing: Closing) {
+        stage = .lingering(closing)
         _ = clinux_shutdown_write(fd)
-        deadline = min(deadline, loop.now + Self.closeTimeoutNanos)
+        closing.deadline = min(closing.deadline, loop.now + Self.closeTimeoutNanos)
     }
 
     /// Ends the connection at once (shutdown deadline): one that was closing keeps its close code.
     final func abort(reason: String) {
-        if stage == .closing || stage == .lingering { closeNow(code: closeCode, reason: closeReason) } else { closeNow(code: .goingAway, reason: reason) }
+        switch stage {
+        case .closing(let c), .lingering(let c): closeNow(code: c.code, reason: c.reason)
+        case .open, .closed: closeNow(code: .goingAway, reason: reason)
+        }
     }
 
     /// Closes the socket now and tells the stage (`closed`).
     final func closeNow(code: CloseCode, reason: String) {
-        guard stage != .closed else { return }
+        guard !stage.isClosed else { return }
         stage = .closed
         loop.forget(self)
         _ = clinux_close(fd)

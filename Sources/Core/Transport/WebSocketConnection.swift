@@ -13,12 +13,9 @@ public final class WebSocketConnection: SocketConnection {
     @exclusivity(unchecked) private var closeQueued = false
     /// Frames in, actions out: made at the upgrade, so never missing.
     @exclusivity(unchecked) private var machine: WebSocketStateMachine
-    /// Hears messages and the close; nil once it has been told of the close.
-    @exclusivity(unchecked) private var handler: (any WebSocketHandler)?
-    /// Free for the application to hang its per-connection state on (loop thread only).
-    public var userInfo: AnyObject?
-    /// The subprotocol agreed in the handshake.
-    public let subprotocol: String?
+    /// Hears messages and the close (the application's per-connection state: no other slot is
+    /// kept for it); nil once it has been told of the close. Loop thread only.
+    @exclusivity(unchecked) public private(set) var handler: (any WebSocketHandler)?
     /// This connection's own compressor, made on first use and only when its compression keeps
     /// context between messages (it costs about 256 KiB).
     private var ownDeflater: Deflater?
@@ -35,10 +32,10 @@ public final class WebSocketConnection: SocketConnection {
             let peerResets = isClient ? d.serverNoContextTakeover : d.clientNoContextTakeover
             inflater = peerResets ? loop.sharedInflater : Inflater(noContextTakeover: false)
         }
-        machine = WebSocketStateMachine(setup: loop.webSocketSetup(role: isClient ? .client : .server, configuration: configuration, deflate: deflate),
+        machine = WebSocketStateMachine(setup: loop.webSocketSetup(role: isClient ? .client : .server, configuration: configuration,
+                                                                   deflate: deflate, subprotocol: subprotocol),
                                         inflater: inflater, now: loop.now,
                                         maskSeed: UInt64(truncatingIfNeeded: loop.now) ^ UInt64(previous.fd) << 32)
-        self.subprotocol = subprotocol
         super.init(takingOver: previous, kind: .webSocket)
     }
 
@@ -47,13 +44,16 @@ public final class WebSocketConnection: SocketConnection {
     func start(handler: any WebSocketHandler, remainder: [UInt8], ready: () -> Void = {}) {
         self.handler = handler
         ready()
-        if stage == .open, !remainder.isEmpty { remainder.withUnsafeBytes { received($0) } }
+        if stage.isOpen, !remainder.isEmpty { remainder.withUnsafeBytes { received($0) } }
         if tls != nil { driveTLS() }
         if dirty { flush() }
     }
 
     /// The negotiated permessage-deflate parameters.
     public var compression: PerMessageDeflate.Parameters? { machine.deflate }
+
+    /// The subprotocol agreed in the handshake.
+    public var subprotocol: String? { machine.setup.subprotocol }
 
     /// Largest message the peer may send now (`WebSocketStateMachine.maxMessageSize`): lowered
     /// for a while, never raised past the endpoint's limit. Loop thread only; from elsewhere,
@@ -111,9 +111,7 @@ public final class WebSocketConnection: SocketConnection {
                 // slow consumer like any other. The close frame always gets through.
                 enqueue(bytes.withUnsafeBytes { SharedBytes.copy($0) }, bounded: !isClose)
             case .closeConnection(let code, let reason):
-                closeCode = code
-                closeReason = reason
-                beginClosing(timeoutNanos: machine.configuration.closeTimeoutNanos)
+                beginClosing(code: code, reason: reason, timeoutNanos: machine.configuration.closeTimeoutNanos)
             }
         }
         actions.removeAll(keepingCapacity: true)
@@ -124,7 +122,7 @@ public final class WebSocketConnection: SocketConnection {
 
     /// Sends a message encoded once for many receivers. Loop thread only.
     public func send(_ message: OutboundMessage) {
-        guard stage == .open, !closeQueued else { return }
+        guard stage.isOpen, !closeQueued else { return }
         if isClient {
             return message.payload.withUnsafeBytes { sendFrame(message.kind, payload: $0) }
         }
@@ -154,7 +152,7 @@ public final class WebSocketConnection: SocketConnection {
 
     /// Builds and queues one frame for this connection (masked when we are the client).
     public func sendFrame(_ kind: MessageKind, payload: UnsafeRawBufferPointer) {
-        guard stage == .open, !closeQueued else { return }
+        guard stage.isOpen, !closeQueued else { return }
         let mask = isClient ? machine.nextMaskKey() : nil
         var frame: SharedBytes
         if payload.count >= Int(compressFrom), let d = machine.deflate, !(isClient && (d.clientMaxWindowBits ?? 15) < 9) {
@@ -174,17 +172,15 @@ public final class WebSocketConnection: SocketConnection {
 
     /// Writes bytes exactly as given, outside any framing (for tests of how peers treat bad input).
     public func writeRaw(_ bytes: [UInt8]) {
-        guard stage == .open else { return }
+        guard stage.isOpen else { return }
         enqueue(SharedBytes.copy(bytes), bounded: false)
     }
 
     /// Starts the close handshake (the connection closes when the peer answers or after the close timeout).
     public func close(code: CloseCode = .normal, reason: String = "") {
-        guard stage == .open, let frame = machine.close(code: code, reason: reason, now: loop.now) else { return }
+        guard stage.isOpen, let frame = machine.close(code: code, reason: reason, now: loop.now) else { return }
         closeQueued = true
         enqueue(SharedBytes.copy(frame), bounded: false)
-        closeCode = code
-        closeReason = reason
     }
 
     /// The client cannot keep up: drop what has not started going out, say 4001, and close.
@@ -196,9 +192,7 @@ public final class WebSocketConnection: SocketConnection {
             closeQueued = true
             enqueue(SharedBytes.copy(frame), bounded: false)
         }
-        closeCode = .slowConsumer
-        closeReason = "slow consumer"
-        beginClosing(timeoutNanos: machine.configuration.closeTimeoutNanos)
+        beginClosing(code: .slowConsumer, reason: "slow consumer", timeoutNanos: machine.configuration.closeTimeoutNanos)
     }
 
     /// Drops the TCP connection without a close handshake, as a lost network would (the load
@@ -212,6 +206,5 @@ public final class WebSocketConnection: SocketConnection {
             loop.shared.metrics.closed(code)
             h.onClose(code: code, reason: reason, connection: self)
         }
-        userInfo = nil
     }
 }

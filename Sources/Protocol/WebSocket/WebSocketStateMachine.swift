@@ -59,12 +59,16 @@ public struct WebSocketStateMachine {
         public let configuration: Configuration
         /// The negotiated permessage-deflate parameters, if any.
         public let deflate: PerMessageDeflate.Parameters?
+        /// The subprotocol agreed in the handshake, if any (here rather than in each connection:
+        /// connections of one kind agree the same one).
+        public let subprotocol: String?
         let limits: FrameLimits
 
-        public init(role: Role, configuration: Configuration, deflate: PerMessageDeflate.Parameters? = nil) {
+        public init(role: Role, configuration: Configuration, deflate: PerMessageDeflate.Parameters? = nil, subprotocol: String? = nil) {
             self.role = role
             self.configuration = configuration
             self.deflate = deflate
+            self.subprotocol = subprotocol
             limits = FrameLimits(peer: role == .server ? .client : .server, maxFramePayload: configuration.maxFrameSize,
                                  allowedRSV: deflate == nil ? 0 : 0x40)
         }
@@ -92,10 +96,12 @@ public struct WebSocketStateMachine {
     /// less for a peer that must send small messages for a while (a client before it logs in).
     /// Beyond it: 1009, refused on the frame's header, before its payload arrives.
     public var maxMessageSize: Int {
-        get { lowerMessageLimit ?? configuration.maxMessageSize }
-        set { lowerMessageLimit = newValue < configuration.maxMessageSize ? max(0, newValue) : nil }
+        get { lowerMessageLimit == .max ? configuration.maxMessageSize : Int(lowerMessageLimit) }
+        set { lowerMessageLimit = newValue < configuration.maxMessageSize ? UInt32(clamping: max(0, newValue)) : .max }
     }
-    private var lowerMessageLimit: Int?
+    /// The lowered limit, or `.max` for none: four bytes, not an optional Int's sixteen (with
+    /// `framesReceived` it fills eight, and a connection's object stays within a 256-byte block).
+    private var lowerMessageLimit: UInt32 = .max
     /// Frames parsed so far (for metrics; the transport reads and resets it).
     public var framesReceived: UInt32 = 0
 
@@ -208,7 +214,7 @@ public struct WebSocketStateMachine {
                 deliver(Message(kind: kind, data: payload), into: &actions)
                 return
             }
-            var assembly = Assembly(kind: kind, compressed: header.rsv1, data: payload)
+            let assembly = Assembly(kind: kind, compressed: header.rsv1, data: payload)
             if kind == .text && !header.rsv1 && !assembly.utf8.feed(payload) {
                 fail(WebSocketError(.invalidPayload, "invalid UTF-8 in text message"), into: &actions)
                 return
@@ -216,18 +222,15 @@ public struct WebSocketStateMachine {
             assembling = assembly
             if header.fin { finishMessage(into: &actions) }
         case .continuation:
-            guard var assembly = assembling else {
+            guard let assembly = assembling else {
                 fail(.protocolError("continuation frame without a message to continue"), into: &actions)
                 return
             }
-            // Out of the optional while it grows, so that its buffer is not shared (no copy).
-            assembling = nil
             assembly.data.append(contentsOf: payload)
             if assembly.kind == .text && !assembly.compressed && !assembly.utf8.feed(payload) {
                 fail(WebSocketError(.invalidPayload, "invalid UTF-8 in text message"), into: &actions)
                 return
             }
-            assembling = assembly
             if header.fin { finishMessage(into: &actions) }
         }
     }

@@ -47,7 +47,7 @@ final class BroadcastHub: Sendable {
         self.members = loops.map { _ in LoopMembers() }
     }
 
-    /// Adds a connection (on its loop thread); the caller keeps the member as the connection's `userInfo`.
+    /// Adds a connection (on its loop thread); the member must be the connection's handler.
     func join(_ connection: WebSocketConnection) -> Member {
         let list = members[connection.handle.loop.index]
         let member = Member(hub: self, position: list.ids.count)
@@ -60,7 +60,7 @@ final class BroadcastHub: Sendable {
         let last = list.ids.removeLast()
         if member.position < list.ids.count {
             list.ids[member.position] = last
-            (loop.connection(for: last)?.userInfo as? Member)?.position = member.position
+            (loop.connection(for: last)?.handler as? Member)?.position = member.position
         }
     }
 

@@ -65,9 +65,7 @@ final class HubbubApplication: ServerApplication, @unchecked Sendable {
     func attach(broadcast hub: BroadcastHub) {
         broadcast = hub
         broadcastEndpoint = WebSocketEndpoint(policy: policy) { connection in
-            let member = hub.join(connection)
-            connection.userInfo = member
-            return member
+            hub.join(connection)
         }
     }
 

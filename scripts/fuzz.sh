@@ -22,7 +22,9 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
-OUT=.build-fuzz
+# FUZZ_OUT: where everything goes (default .build-fuzz); another folder keeps a short run from
+# sharing the corpora and logs of a long one still running.
+OUT=${FUZZ_OUT:-.build-fuzz}
 mkdir -p "$OUT/corpus" "$OUT/artifacts" "$OUT/logs"
 
 TARGETS=(websocket json csv gtfs-rt xml postgres scenario)

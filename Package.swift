@@ -227,7 +227,7 @@ let package = Package(
         .testTarget(name: "RoomLogTests", dependencies: ["RoomLog", "Realtime", "Storage", "WebSocket", "HubbubTestSupport"], path: "Tests/Core/RoomLogTests"),
         .testTarget(name: "AccountsTests", dependencies: ["Accounts", "Storage", "HubbubTestSupport", .product(name: "GRDB", package: "GRDB.swift")], path: "Tests/Domains/Accounts/ServiceTests"),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "HubbubTestSupport", "SeededRandom", .product(name: "GRDB", package: "GRDB.swift")], path: "Tests/Core/StorageTests"),
-        .testTarget(name: "TransportTests", dependencies: ["Transport", "CLinux", "HubbubClient", "WebSocket", "HubbubTestSupport"], path: "Tests/Core/TransportTests"),
+        .testTarget(name: "TransportTests", dependencies: ["Transport", "HubbubClient", "WebSocket", "HubbubTestSupport"], path: "Tests/Core/TransportTests"),
         // Three nodes on one PostgreSQL (scripts/test-postgres.sh runs them; the SQLite pass skips them).
         .testTarget(name: "ClusterTests", dependencies: ["HubbubServer", "HubbubTestSupport", "Realtime", "Accounts", "RouteService", "TonightService", "DomainSeam"], path: "Tests/Core/ClusterTests"),
         .testTarget(name: "HubbubServerTests", dependencies: ["HubbubServer", "HubbubClient", "Transport", "WebSocket", "Realtime",

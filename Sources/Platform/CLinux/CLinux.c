@@ -220,5 +220,3 @@ void clinux_set_thread_name(const char *name) { pthread_setname_np(pthread_self(
 size_t clinux_heap_in_use(void) {
     return mallinfo2().uordblks;
 }
-
-size_t clinux_malloc_usable_size(void *block) { return malloc_usable_size(block); }

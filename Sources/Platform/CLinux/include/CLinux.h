@@ -66,7 +66,4 @@ uint64_t clinux_now_ns(void);
 void clinux_set_thread_name(const char *name);
 /// Heap bytes in use by glibc's allocator (mallinfo2's uordblks): what live structures hold.
 size_t clinux_heap_in_use(void);
-/// The usable size of a heap block (malloc_usable_size): what an object really costs.
-size_t clinux_malloc_usable_size(void *block);
-
 #endif

@@ -87,9 +87,13 @@ async def main():
             order = [f"t{i}" for i in range(TRACKS)]
             random.shuffle(order)
             voting = True
-            while True:
+            # Ended by the flag, not only by cancelling: Python 3.11's wait_for can swallow a
+            # cancellation that lands as its call completes, and the storm would then run forever.
+            while phase["name"] != "done":
                 # Vote for every track, then take every vote back, and again: each change a write.
                 for uri in order:
+                    if phase["name"] == "done":
+                        return
                     op = "venue.vote" if voting else "venue.unvote"
                     if not voting and (uid, uri) not in acked:
                         continue
@@ -151,6 +155,7 @@ async def main():
             await asyncio.sleep(0.1)
         results.check(len(after_recovery) >= 20, f"votes are taken again without a restart ({len(after_recovery)} after recovery)")
 
+        phase["name"] = "done"
         for t in tasks:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)

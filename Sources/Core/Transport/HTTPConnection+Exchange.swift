@@ -11,8 +11,6 @@ final class ExchangeState {
     let keepAlive: Bool
     /// Input that arrived after the body (the next request, pipelined), held until the answer.
     var pending: [UInt8] = []
-    /// The handler asked to stop reading.
-    var pausedByHandler = false
 
     init(number: UInt32, parser: HTTPBodyParser, keepAlive: Bool) {
         self.number = number
@@ -120,7 +118,6 @@ extension HTTPConnection {
     /// Pauses or resumes reading request `number`'s body (its handler's back-pressure).
     func setExchangeReading(_ number: UInt32, _ on: Bool) {
         guard case .readingBody(let exchange) = state, exchange.number == number else { return }
-        exchange.pausedByHandler = !on
         loop.setReadInterest(self, on)
         if on {
             deadline = loop.now + loop.configuration.bodyIdleTimeoutNanos

@@ -214,11 +214,18 @@ public actor IntelHub {
                          modes: draft.modes, body: draft.body, at: draft.at ?? now, expiresAt: now + configuration.ttlSeconds)
     }
 
+    /// An item as a change left it, with the names shown beside it: looked up once, before the
+    /// change, for its pushes and its reply alike.
+    public struct Shown: Sendable {
+        public let item: IntelItem
+        public let aliases: [String: String]
+    }
+
     /// A like by `user`: once, never their own; the item lives `ttlSeconds` from now. Returns the
     /// item as it now is, once durable.
-    public func like(_ id: String, by user: String, now: Double) async throws(ProtocolError) -> IntelItem {
+    public func like(_ id: String, by user: String, now: Double) async throws(ProtocolError) -> Shown {
         try await ready()
-        let names = await aliases(of: id)
+        let names = await aliases(Set(live.items[id]?.user.map { [$0] } ?? []))
         guard var item = live.items[id] else { throw .notFound("no live item \(id)") }
         do throws(IntelItem.Refusal) {
             try item.like(by: user, now: now, ttl: configuration.ttlSeconds)
@@ -233,13 +240,14 @@ public actor IntelHub {
         stage(.updated, item, names, in: corridors.containing(item.points), at: now)
         let karma = configuration.karmaPerLike, liked = item
         try await durably { db in try IntelRows.like(liked, by: user, at: now, karma: karma, db) }
-        return liked
+        return Shown(item: liked, aliases: names)
     }
 
-    /// A comment by `user` on a live item; returns the item as it now is, once durable.
-    public func comment(_ id: String, by user: String, text: String, now: Double) async throws(ProtocolError) -> IntelItem {
+    /// A comment by `user` on a live item; returns the item as it now is, once durable (its
+    /// names include the commenter's).
+    public func comment(_ id: String, by user: String, text: String, now: Double) async throws(ProtocolError) -> Shown {
         try await ready()
-        let names = await aliases(of: id)
+        let names = await aliases(Set([live.items[id]?.user, user].compactMap { $0 }))
         guard var item = live.items[id] else { throw .notFound("no live item \(id)") }
         try writer.admit()
         item.comments += 1
@@ -247,12 +255,15 @@ public actor IntelHub {
         stage(.updated, item, names, in: corridors.containing(item.points), at: now)
         let commented = item
         try await durably { db in try IntelRows.comment(commented, by: user, text: text, at: now, db) }
-        return commented
+        return Shown(item: commented, aliases: names)
     }
 
-    /// Links two live items (each shows the other); returns both as they now are, once durable.
-    public func link(_ id: String, to other: String, by user: String, now: Double) async throws(ProtocolError) -> (IntelItem, IntelItem) {
+    /// Links two live items (each shows the other); returns both as they now are, once durable,
+    /// with their posters' names.
+    public func link(_ id: String, to other: String, by user: String, now: Double) async throws(ProtocolError)
+        -> (item: IntelItem, to: IntelItem, aliases: [String: String]) {
         try await ready()
+        let names = await aliases(Set([live.items[id]?.user, live.items[other]?.user].compactMap { $0 }))
         guard var a = live.items[id] else { throw .notFound("no live item \(id)") }
         guard var b = live.items[other] else { throw .notFound("no live item \(other)") }
         do throws(IntelItem.Refusal) {
@@ -271,7 +282,7 @@ public actor IntelHub {
                      in: corridors.containing(a.points + b.points).map(RoutePush.room), at: now)
         let karma = configuration.karmaPerLink, linkedA = a, linkedB = b
         try await durably { db in try IntelRows.link(linkedA, linkedB, by: user, at: now, karma: karma, db) }
-        return (linkedA, linkedB)
+        return (linkedA, linkedB, names)
     }
 
     /// Live items in a box (`minLon > maxLon`: across the antimeridian) that happened between
@@ -417,15 +428,11 @@ public actor IntelHub {
 
     // MARK: Corridors
 
-    /// The names shown for `users` in pushes, when any corridor is live to be pushed to.
+    /// The names shown for `users`, looked up before the change that shows them (in its pushes and
+    /// its reply), so the change itself never suspends.
     private func aliases(_ users: Set<String>) async -> Aliases {
-        guard let rooms, corridors.count > 0, !users.isEmpty else { return [:] }
+        guard let rooms, !users.isEmpty else { return [:] }
         return await rooms.directory.aliases(Array(users))
-    }
-
-    /// The name shown for item `id`'s poster, looked up before the change that pushes it.
-    private func aliases(of id: String) async -> Aliases {
-        await aliases(live.items[id]?.user.map { [$0] } ?? [])
     }
 
     /// Stages `event` about `item` in the corridors `ids`; the item is encoded once for all.

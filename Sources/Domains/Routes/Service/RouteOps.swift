@@ -126,16 +126,14 @@ extension RoutesDomain {
     /// `intel.comment`: a comment on a live item.
     func comment(_ c: UserCall<CommentArgs>) async throws(ProtocolError) -> OpOutcome {
         let now = Date().timeIntervalSince1970
-        let item = try await hub.comment(c.args.item, by: c.user, text: c.args.text, now: now)
-        let names = await directory.aliases([item.user, c.user].compactMap { $0 })
-        return .reply(["item": item.json(aliases: names, language: language(c.user)),
-                       "comment": ["by": author(c.user, names), "text": .string(c.args.text), "at": .double(now)]])
+        let shown = try await hub.comment(c.args.item, by: c.user, text: c.args.text, now: now)
+        return .reply(["item": shown.item.json(aliases: shown.aliases, language: language(c.user)),
+                       "comment": ["by": author(c.user, shown.aliases), "text": .string(c.args.text), "at": .double(now)]])
     }
 
     /// `intel.link`: two live items linked, both returned.
     func link(_ c: UserCall<LinkArgs>) async throws(ProtocolError) -> OpOutcome {
-        let (a, b) = try await hub.link(c.args.item, to: c.args.to, by: c.user, now: Date().timeIntervalSince1970)
-        let names = await directory.aliases([a.user, b.user].compactMap { $0 })
+        let (a, b, names) = try await hub.link(c.args.item, to: c.args.to, by: c.user, now: Date().timeIntervalSince1970)
         let reader = language(c.user)
         return .reply(["item": a.json(aliases: names, language: reader), "to": b.json(aliases: names, language: reader)])
     }
@@ -157,9 +155,8 @@ extension RoutesDomain {
 
     /// `intel.like`: a like, which also extends the item's life.
     func like(_ c: UserCall<ItemArgs>) async throws(ProtocolError) -> OpOutcome {
-        let item = try await hub.like(c.args.item, by: c.user, now: Date().timeIntervalSince1970)
-        let names = await directory.aliases(item.user.map { [$0] } ?? [])
-        return .reply(["item": item.json(aliases: names, language: language(c.user))])
+        let shown = try await hub.like(c.args.item, by: c.user, now: Date().timeIntervalSince1970)
+        return .reply(["item": shown.item.json(aliases: shown.aliases, language: language(c.user))])
     }
 
     /// `destinations.list`: the caller's destinations, most recent first.

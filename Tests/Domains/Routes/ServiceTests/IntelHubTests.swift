@@ -38,7 +38,7 @@ final class IntelHubTests: XCTestCase {
             }
         }
         try await s.write { db in try db.execute(sql: "ALTER TABLE intel_item_away RENAME TO intel_item") }
-        let liked = try await h.like(item.id, by: "bob", now: now + 2)
+        let liked = try await h.like(item.id, by: "bob", now: now + 2).item
         XCTAssertEqual(liked.likes, 1, "reloaded once the store could be read")
     }
 
@@ -64,7 +64,7 @@ final class IntelHubTests: XCTestCase {
         let h = try hub(s, now: 1000)
         let item = try await h.post(bridge, by: .user("alice"), now: 1000).item
         do { _ = try await h.like(item.id, by: "alice", now: 1001); XCTFail("liked one's own") } catch { XCTAssertEqual(error.code, .forbidden) }
-        let liked = try await h.like(item.id, by: "bob", now: 1005)
+        let liked = try await h.like(item.id, by: "bob", now: 1005).item
         XCTAssertEqual(liked.likes, 1)
         XCTAssertEqual(liked.expiresAt, 1015)
         do { _ = try await h.like(item.id, by: "bob", now: 1006); XCTFail("liked twice") } catch { XCTAssertEqual(error.code, .conflict) }
@@ -91,7 +91,7 @@ final class IntelHubTests: XCTestCase {
         let a = try await h.post(bridge, by: .user("alice"), now: 1000).item
         let b = try await h.post(bridge, by: .provider(source: "iett"), now: 1001).item
         _ = try await h.comment(a.id, by: "bob", text: "still closed", now: 1002)
-        let (la, lb) = try await h.link(a.id, to: b.id, by: "bob", now: 1003)
+        let (la, lb, _) = try await h.link(a.id, to: b.id, by: "bob", now: 1003)
         XCTAssertEqual(la.links, [b.id])
         XCTAssertEqual(lb.links, [a.id])
         do { _ = try await h.link(b.id, to: a.id, by: "carol", now: 1004); XCTFail("linked twice") } catch { XCTAssertEqual(error.code, .conflict) }

@@ -93,7 +93,7 @@ final class NamedItemsTests: XCTestCase {
         let h = try hub(try store(), ttl: 100, now: 1000)
         let (changes, _) = try await h.apply([alert("a1", endsAt: 1050)], scope: "gvb", ending: .listed([]), now: 1000)
         guard case .added(let item) = changes.first else { return XCTFail() }
-        let liked = try await h.like(item.id, by: "bob", now: 1040)
+        let liked = try await h.like(item.id, by: "bob", now: 1040).item
         XCTAssertEqual(liked.likes, 1)
         XCTAssertEqual(liked.expiresAt, 1050)
     }

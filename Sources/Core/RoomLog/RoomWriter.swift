@@ -20,8 +20,8 @@ import Synchronization
 ///   again"), and so is every change of its rooms behind it (their first seq no longer follows the
 ///   stored head: fenced);
 /// - marks the writer `failed`: `admit()` refuses and every room's head is forgotten, until the
-///   owner has made its memory what the store holds (reloaded it, or been replaced by a new owner)
-///   and calls `reset()` (or `adopt`s rooms again on a new writer). Changes staged before that
+///   owner has made its memory what the store holds: an owner of one room `reload`s it from the
+///   store; an owner of many (the intel hub) or one evicted (a venue) starts a new writer. Changes staged before that
 ///   fail or succeed on their own; a success is still delivered (it is durable);
 /// - a room is loaded again in the same epoch, its lost seqs given to the next pushes (nobody saw
 ///   them), unless a snapshot showed a head past its durable one while a change was in flight
@@ -55,20 +55,24 @@ public final class RoomWriter: Sendable {
         }
     }
 
-    /// Lets go of `room` (idle, retired, dropped): its next use needs `adopt` again.
-    public func drop(_ room: String) { _ = state.withLock { $0.rooms.removeValue(forKey: room) } }
-
-    /// Whether `room` is held (adopted, and not dropped or forgotten by a failure since).
-    public func holds(_ room: String) -> Bool { state.withLock { $0.rooms[room] != nil } }
-
-    /// The owner's memory is the store's again after a failure: changes are admitted again.
-    public func reset() {
+    /// For an owner whose whole memory is one room (a user's stream, an event's room): takes `room`
+    /// at `head`, just read from the store, and, as the owner's memory is the store's again, admits
+    /// changes again after a failure (`reset`). A room still held keeps its head and the writer its state.
+    public func reload(_ room: String, head: RoomHead) {
         state.withLock { s in
+            guard s.rooms[room] == nil else { return }
+            s.rooms[room] = Held(staged: StagedRoom(name: room, head: head), durable: head)
             s.failed = false
             s.generation += 1
             s.shown = []
         }
     }
+
+    /// Lets go of `room` (idle, retired, dropped): its next use needs `adopt` again.
+    public func drop(_ room: String) { _ = state.withLock { $0.rooms.removeValue(forKey: room) } }
+
+    /// Whether `room` is held (adopted, and not dropped or forgotten by a failure since).
+    public func holds(_ room: String) -> Bool { state.withLock { $0.rooms[room] != nil } }
 
     // MARK: Heads
 
@@ -90,7 +94,7 @@ public final class RoomWriter: Sendable {
     /// Changes handed to the store and not yet durable (an owner retires only at 0).
     public var inFlight: Int { state.withLock { $0.inFlight } }
 
-    /// A change failed and the owner has not called `reset()` since.
+    /// A change failed and the owner has not `reload`ed since.
     public var failed: Bool { state.withLock { $0.failed } }
 
     // MARK: Admitting
@@ -250,7 +254,7 @@ public final class RoomWriter: Sendable {
         var shown: Set<String> = []
         var inFlight = 0
         var failed = false
-        /// Moves on at each `reset()`: a failure of a change staged before it changes nothing.
+        /// Moves on at each `reload`: a failure of a change staged before it changes nothing.
         var generation = 0
 
         mutating func stage(_ room: String, _ make: (inout StagedRoom) -> Void) {

@@ -101,8 +101,7 @@ final class RoomWriterTests: XCTestCase {
         XCTAssertThrowsError(try w.admit(), "refused until the owner is current again")
 
         // The owner reloads (the stored head: the same epoch, the lost seq given to the next push).
-        w.adopt(room, head: try await storedHead(room))
-        w.reset()
+        w.reload(room, head: try await storedHead(room))
         try w.admit()
         w.stage(FeedEvent.said, data: ["n": 2], in: room, at: 1000)
         try await w.commit(Self.insertThing)
@@ -140,8 +139,7 @@ final class RoomWriterTests: XCTestCase {
         let storedThings = try await things()
         XCTAssertEqual(storedThings, 0)
 
-        w.adopt(room, head: try await storedHead(room))
-        w.reset()
+        w.reload(room, head: try await storedHead(room))
         let reserved = try XCTUnwrap(w.reserve(in: room))
         let count = try await w.commit { rows in
             try Self.insertThing(rows)

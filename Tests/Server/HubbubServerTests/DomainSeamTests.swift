@@ -116,8 +116,7 @@ struct CounterDomain: Domain {
                 throw ProtocolError(.unavailable, "could not read the counter; try again")
             }
             if value == nil { // another call may have loaded it meanwhile
-                writer.adopt(room, head: stored.0)
-                writer.reset()
+                writer.reload(room, head: stored.0)
                 value = stored.1
             }
             return value!

@@ -62,7 +62,7 @@ actor EventGoerActor {
         if let head = writer.durableHead(of: roomName) { return head }
         if let loading {
             // A load already under way: whoever resumes first gives the writer its head.
-            adopt(try await loading.value)
+            writer.reload(roomName, head: try await loading.value)
             return writer.durableHead(of: roomName)!
         }
         let store = self.store, user = self.user
@@ -77,15 +77,8 @@ actor EventGoerActor {
         }
         loading = task
         defer { loading = nil }
-        adopt(try await task.value)
+        writer.reload(roomName, head: try await task.value)
         return writer.durableHead(of: roomName)!
-    }
-
-    /// The head read from the store is the writer's (a failed write before it is over: `reset`).
-    private func adopt(_ head: RoomHead) {
-        guard !writer.holds(roomName) else { return }
-        writer.adopt(roomName, head: head)
-        writer.reset()
     }
 
     /// The `user:` room for a new subscriber (prefs, plans, tonight's suggestions) and its head.

@@ -42,8 +42,7 @@ actor EventRoomActor {
             throw ProtocolError(.unavailable, "could not read the event's room; try again")
         }
         guard let head else { return false }
-        writer.adopt(name, head: head)
-        writer.reset() // the head is the store's: after a failure, changes are admitted again
+        writer.reload(name, head: head)
         return true
     }
 

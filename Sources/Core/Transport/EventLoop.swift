@@ -306,7 +306,7 @@ public final class EventLoop: @unchecked Sendable {
                 let body = HTTPResponse.make(status: 503, body: Array("\(refusal.replacingUnderscores) reached\n".utf8))
                 body.withUnsafeBytes { b in
                     var v = iovec(iov_base: UnsafeMutableRawPointer(mutating: b.baseAddress), iov_len: b.count)
-                    _ = clinux_writev(fd, &v, 1)
+                    _ = clinux_sendv(fd, &v, 1)
                 }
                 _ = clinux_close(fd)
                 continue

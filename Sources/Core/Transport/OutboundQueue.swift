@@ -95,7 +95,7 @@ struct OutboundQueue {
                     i += 1
                 }
             }
-            let rc = clinux_writev(fd, iovecs.baseAddress, Int32(n))
+            let rc = clinux_sendv(fd, iovecs.baseAddress, Int32(n))
             if rc < 0 {
                 let e = clinux_errno()
                 if e == EAGAIN || e == EWOULDBLOCK { return .blocked }

@@ -147,7 +147,7 @@ public class SocketConnection {
     }
 
     func readable() {
-        let n = clinux_read(fd, loop.readBuffer.baseAddress, loop.readBuffer.count)
+        let n = clinux_recv(fd, loop.readBuffer.baseAddress, loop.readBuffer.count)
         if n <= 0 {
             if n < 0 && (clinux_errno() == EAGAIN || clinux_errno() == EWOULDBLOCK) { return }
             return peerClosed()

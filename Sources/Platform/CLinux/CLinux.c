@@ -15,6 +15,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/timerfd.h>
 
 int clinux_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
@@ -168,16 +169,27 @@ int clinux_set_nodelay(int fd) {
     return setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
 
-ssize_t clinux_writev(int fd, const struct iovec *iov, int iovcnt) {
+// Sockets only: send/sendmsg and recv go straight to the socket layer, where writev and read
+// pass through the file layer first (fdget_pos, rw_verify_area, the iov_iter set-up): perf put that
+// at about 3 % of an echo server's CPU beside uWebSockets, which uses send and recv.
+ssize_t clinux_sendv(int fd, const struct iovec *iov, int iovcnt) {
     for (;;) {
-        ssize_t n = writev(fd, iov, iovcnt);
+        ssize_t n;
+        if (iovcnt == 1) {
+            n = send(fd, iov[0].iov_base, iov[0].iov_len, MSG_NOSIGNAL);
+        } else {
+            struct msghdr msg = {0};
+            msg.msg_iov = (struct iovec *)iov;
+            msg.msg_iovlen = (size_t)iovcnt;
+            n = sendmsg(fd, &msg, MSG_NOSIGNAL);
+        }
         if (n < 0 && errno == EINTR) continue;
         return n;
     }
 }
-ssize_t clinux_read(int fd, void *buf, size_t len) {
+ssize_t clinux_recv(int fd, void *buf, size_t len) {
     for (;;) {
-        ssize_t n = read(fd, buf, len);
+        ssize_t n = recv(fd, buf, len, 0);
         if (n < 0 && errno == EINTR) continue;
         return n;
     }

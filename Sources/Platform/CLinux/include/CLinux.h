@@ -50,8 +50,10 @@ int clinux_socket_error(int fd);
 int clinux_local_port(int fd);
 int clinux_set_nodelay(int fd);
 
-ssize_t clinux_writev(int fd, const struct iovec *iov, int iovcnt);
-ssize_t clinux_read(int fd, void *buf, size_t len);
+/// Writes to a socket (send for one buffer, sendmsg for several), without SIGPIPE; retries EINTR.
+ssize_t clinux_sendv(int fd, const struct iovec *iov, int iovcnt);
+/// Reads from a socket (recv); retries EINTR.
+ssize_t clinux_recv(int fd, void *buf, size_t len);
 int clinux_close(int fd);
 int clinux_shutdown_write(int fd);
 int clinux_errno(void);

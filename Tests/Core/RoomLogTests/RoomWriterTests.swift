@@ -113,14 +113,18 @@ final class RoomWriterTests: XCTestCase {
         for shown in [false, true] {
             let w = try await holding([room])
             w.stage(FeedEvent.said, data: ["n": 1], in: room, at: 1000)
+            // The write fails only once the snapshot is taken: the change is in flight when it is
+            // (the store's thread could otherwise fail it first, and the snapshot see nothing in flight).
+            let snapshotTaken = DispatchSemaphore(value: 0)
             let failed = await withCheckedContinuation { (done: CheckedContinuation<RoomWriteFailure?, Never>) in
-                w.submit({ _ in throw Refused() }) { outcome in
+                w.submit({ _ in snapshotTaken.wait(); throw Refused() }) { outcome in
                     if case .failure(let f) = outcome { done.resume(returning: f) } else { done.resume(returning: nil) }
                 }
                 if shown {
                     let at = w.snapshot(of: room)
                     XCTAssertNotNil(at?.mark, "a head not yet durable is marked")
                 }
+                snapshotTaken.signal()
             }
             XCTAssertEqual(failed?.renewEpoch, shown ? [room] : [], "shown: \(shown)")
         }

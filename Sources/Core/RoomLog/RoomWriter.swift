@@ -21,8 +21,8 @@ import Synchronization
 ///   stored head: fenced);
 /// - marks the writer `failed`: `admit()` refuses and every room's head is forgotten, until the
 ///   owner has made its memory what the store holds: an owner of one room `reload`s it from the
-///   store; an owner of many (the intel hub) or one evicted (a venue) starts a new writer. Changes staged before that
-///   fail or succeed on their own; a success is still delivered (it is durable);
+///   store; an owner of many (the intel hub) or one evicted (a venue) starts a new writer. Changes
+///   staged before that fail or succeed on their own; a success is still delivered (it is durable);
 /// - a room is loaded again in the same epoch, its lost seqs given to the next pushes (nobody saw
 ///   them), unless a snapshot showed a head past its durable one while a change was in flight
 ///   (`snapshot(of:)`): then the failure names it in `renewEpoch`, and the owner loads it in a new
@@ -48,20 +48,14 @@ public final class RoomWriter: Sendable {
 
     /// Takes `room` at `head`, read by the owner with its own state (a venue with its jukebox, a
     /// corridor with its definition). A room already held keeps its head.
-    public func adopt(_ room: String, head: RoomHead) {
-        state.withLock { s in
-            guard s.rooms[room] == nil else { return }
-            s.rooms[room] = Held(staged: StagedRoom(name: room, head: head), durable: head)
-        }
-    }
+    public func adopt(_ room: String, head: RoomHead) { state.withLock { _ = $0.hold(room, at: head) } }
 
     /// For an owner whose whole memory is one room (a user's stream, an event's room): takes `room`
     /// at `head`, just read from the store, and, as the owner's memory is the store's again, admits
-    /// changes again after a failure (`reset`). A room still held keeps its head and the writer its state.
+    /// changes again after a failure. A room still held keeps its head and the writer its state.
     public func reload(_ room: String, head: RoomHead) {
         state.withLock { s in
-            guard s.rooms[room] == nil else { return }
-            s.rooms[room] = Held(staged: StagedRoom(name: room, head: head), durable: head)
+            guard s.hold(room, at: head) else { return }
             s.failed = false
             s.generation += 1
             s.shown = []
@@ -256,6 +250,13 @@ public final class RoomWriter: Sendable {
         var failed = false
         /// Moves on at each `reload`: a failure of a change staged before it changes nothing.
         var generation = 0
+
+        /// Holds `room` at `head` unless it is held already; whether it was taken now.
+        mutating func hold(_ room: String, at head: RoomHead) -> Bool {
+            guard rooms[room] == nil else { return false }
+            rooms[room] = Held(staged: StagedRoom(name: room, head: head), durable: head)
+            return true
+        }
 
         mutating func stage(_ room: String, _ make: (inout StagedRoom) -> Void) {
             // Changed in place through one lookup (an intel item is staged in hundreds of rooms).

@@ -187,11 +187,16 @@ public final class EventLoop: @unchecked Sendable {
         Int(fd) < connections.count ? connections[Int(fd)] : nil
     }
 
+    /// The connection at `fd` if it is still the one of `generation` and at stage `kind`.
+    @inline(__always) private func connection(_ fd: Int32, generation: UInt32, kind: SocketConnection.Kind) -> SocketConnection? {
+        guard let c = connection(fd), c.generation == generation, c.kind == kind else { return nil }
+        return c
+    }
+
     /// The WebSocket at `fd`, if that is what it is now.
     @inline(__always) private func webSocket(_ fd: Int32, generation: UInt32) -> WebSocketConnection? {
-        guard let c = connection(fd), c.generation == generation, c.kind == .webSocket else { return nil }
         // The kind says what the object is: no dynamic cast per push.
-        return unsafeDowncast(c, to: WebSocketConnection.self)
+        connection(fd, generation: generation, kind: .webSocket).map { unsafeDowncast($0, to: WebSocketConnection.self) }
     }
 
     /// The WebSocket `handle` names, if it is still the same one (loop thread only).
@@ -201,7 +206,7 @@ public final class EventLoop: @unchecked Sendable {
 
     /// The HTTP connection `handle` names, until it closes (a request's exchange answers through it).
     func httpConnection(for handle: ConnectionHandle) -> HTTPConnection? {
-        guard handle.loop === self, let c = connection(handle.fd), c.generation == handle.generation, c.kind == .http else { return nil }
+        guard handle.loop === self, let c = connection(handle.fd, generation: handle.generation, kind: .http) else { return nil }
         return unsafeDowncast(c, to: HTTPConnection.self)
     }
 

@@ -225,7 +225,7 @@ public actor IntelHub {
     /// item as it now is, once durable.
     public func like(_ id: String, by user: String, now: Double) async throws(ProtocolError) -> Shown {
         try await ready()
-        let names = await aliases(Set(live.items[id]?.user.map { [$0] } ?? []))
+        let names = await aliases(Set([live.items[id]?.user].compactMap { $0 }))
         guard var item = live.items[id] else { throw .notFound("no live item \(id)") }
         do throws(IntelItem.Refusal) {
             try item.like(by: user, now: now, ttl: configuration.ttlSeconds)

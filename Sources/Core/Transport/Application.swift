@@ -43,12 +43,21 @@ public struct WebSocketEndpoint: Sendable {
 public protocol WebSocketHandler: AnyObject {
     /// A complete message arrived.
     func onMessage(_ message: Message, connection: WebSocketConnection)
+    /// A complete message arrived, its bytes lent for the call only (copy what you keep). The
+    /// transport calls this for every single-frame message; by default it copies them into a
+    /// `Message` for `onMessage(_:connection:)`. A handler that is done with the bytes when it
+    /// returns (an echo, a parse) implements it and costs no copy.
+    func onMessage(_ kind: MessageKind, bytes: UnsafeRawBufferPointer, connection: WebSocketConnection)
     /// The connection is gone (`code` is why: the peer's close code, or 1006 when it just dropped).
     func onClose(code: CloseCode, reason: String, connection: WebSocketConnection)
 }
 
 extension WebSocketHandler {
     public func onClose(code: CloseCode, reason: String, connection: WebSocketConnection) {}
+
+    public func onMessage(_ kind: MessageKind, bytes: UnsafeRawBufferPointer, connection: WebSocketConnection) {
+        onMessage(Message(kind: kind, data: Array(bytes)), connection: connection)
+    }
 }
 
 /// An endpoint that takes a request body (`POST /api/...`): the transport reads the body as it

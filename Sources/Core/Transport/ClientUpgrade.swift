@@ -54,7 +54,8 @@ final class ClientUpgrade: SocketConnection {
 
     override func tlsFailed(_ why: String) { fail(why) }
 
-    override func received(_ bytes: UnsafeRawBufferPointer) {
+    override func received(_ mutableBytes: UnsafeMutableRawBufferPointer) {
+        let bytes = UnsafeRawBufferPointer(mutableBytes)
         // The parser is fed as a copy (its buffer copied once, while the response is awaited):
         // there is one response per client connection.
         guard case .awaitingResponse(var parser, let key) = state else { return }

@@ -36,6 +36,11 @@ public final class EventLoop: @unchecked Sendable {
     let readBuffer: UnsafeMutableRawBufferPointer
     let plainBuffer: UnsafeMutableRawBufferPointer
     let iovecs: UnsafeMutableBufferPointer<iovec>
+    /// Frames of the one connection that holds the cork, written out when it is flushed
+    /// (`SocketConnection+Cork.swift`); `corkFD` is -1 when no connection holds it.
+    let cork: UnsafeMutableRawBufferPointer
+    @exclusivity(unchecked) var corkFD: Int32 = -1
+    @exclusivity(unchecked) var corkUsed = 0
     @exclusivity(unchecked) var actions: [WebSocketStateMachine.Action] = []
     /// Inflates for connections whose client resets its context per message (one at a time).
     let sharedInflater = Inflater(noContextTakeover: true)
@@ -73,6 +78,7 @@ public final class EventLoop: @unchecked Sendable {
         readBuffer = .allocate(byteCount: 256 * 1024, alignment: 16)
         plainBuffer = .allocate(byteCount: 256 * 1024, alignment: 16)
         iovecs = .allocate(capacity: 64)
+        cork = .allocate(byteCount: 16 * 1024, alignment: 16)
         _ = clinux_epoll_add(epfd, wakeFD, UInt32(CLINUX_EPOLLIN), UInt64(wakeFD))
         _ = clinux_epoll_add(epfd, timerFD, UInt32(CLINUX_EPOLLIN), UInt64(timerFD))
     }
@@ -80,6 +86,7 @@ public final class EventLoop: @unchecked Sendable {
     deinit {
         readBuffer.deallocate()
         plainBuffer.deallocate()
+        cork.deallocate()
         iovecs.deallocate()
         _ = clinux_close(epfd)
         _ = clinux_close(wakeFD)
@@ -166,10 +173,12 @@ public final class EventLoop: @unchecked Sendable {
                     } else if fd == timerFD {
                         _ = clinux_timerfd_drain(timerFD)
                         tick()
+                    } else if let c = connection(fd) {
+                        // Before the listeners: an array read, where theirs is a hash (and a
+                        // listening socket never has a connection).
+                        c.events(mask)
                     } else if let tls = listeners[fd] {
                         acceptAll(listenFD: fd, tls: tls)
-                    } else if let c = connection(fd) {
-                        c.events(mask)
                     }
                 }
             }

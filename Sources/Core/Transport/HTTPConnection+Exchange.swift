@@ -111,7 +111,10 @@ extension HTTPConnection {
         guard reuse else { return respondAndClose(response) }
         guard answerAndAwaitNextRequest(response) else { return }
         loop.setReadInterest(self, true)
-        if !exchange.pending.isEmpty { exchange.pending.withUnsafeBytes { received($0) } }
+        if !exchange.pending.isEmpty {
+            var held = exchange.pending
+            held.withUnsafeMutableBytes { received($0) }
+        }
         if isSecure, case .readingHead = state { driveTLS() } // plaintext decrypted before the pause
     }
 

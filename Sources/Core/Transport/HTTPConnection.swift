@@ -34,7 +34,8 @@ final class HTTPConnection: SocketConnection {
         state = .readingHead(HTTPHeadParser(kind: .request, limits: loop.configuration.http))
     }
 
-    override func received(_ bytes: UnsafeRawBufferPointer) {
+    override func received(_ mutableBytes: UnsafeMutableRawBufferPointer) {
+        let bytes = UnsafeRawBufferPointer(mutableBytes)
         switch state {
         case .readingHead(var parser):
             // Out of the state while it is fed, so that its buffer is not shared (no copy).

@@ -110,8 +110,9 @@ public class SocketConnection {
 
     // MARK: What a stage says
 
-    /// Plaintext from the peer, while the stage is `.open`.
-    func received(_ bytes: UnsafeRawBufferPointer) {}
+    /// Plaintext from the peer, while the stage is `.open` (the loop's buffer: a stage may
+    /// change it in place, as a WebSocket unmasks its payloads).
+    func received(_ bytes: UnsafeMutableRawBufferPointer) {}
 
     /// The TLS handshake has just completed.
     func tlsReady() {}
@@ -154,9 +155,9 @@ public class SocketConnection {
         }
         loop.stats.bytesIn += n
         if case .lingering = stage { return } // discarded: we are only waiting for the peer's FIN
-        let bytes = UnsafeRawBufferPointer(rebasing: loop.readBuffer[0..<n])
+        let bytes = UnsafeMutableRawBufferPointer(rebasing: loop.readBuffer[0..<n])
         if let tls {
-            tls.feedCiphertext(bytes)
+            tls.feedCiphertext(UnsafeRawBufferPointer(bytes))
             driveTLS()
         } else if stage.isOpen {
             received(bytes)
@@ -229,7 +230,7 @@ public class SocketConnection {
             }
             if n == 0 { break }
             // While closing, input is read (a close_notify, the peer's close frame) and dropped.
-            if stage.isOpen { received(UnsafeRawBufferPointer(rebasing: loop.plainBuffer[0..<n])) }
+            if stage.isOpen { received(UnsafeMutableRawBufferPointer(rebasing: loop.plainBuffer[0..<n])) }
         }
         flushTLSOutput()
     }
@@ -245,6 +246,7 @@ public class SocketConnection {
 
     /// Queues bytes (encrypted first on TLS); `bounded` ones count against `maxOutboundBytes`.
     final func enqueue(_ bytes: SharedBytes, bounded: Bool, countFrame: Bool = true, message: Bool = false) {
+        spillCork()
         if countFrame { loop.stats.framesOut += 1 }
         if message { loop.stats.messagesOut += 1 }
         if let tls {
@@ -262,6 +264,7 @@ public class SocketConnection {
         dirty = false
         guard !stage.isClosed else { return }
         var written = 0
+        if loop.corkFD == fd, !writeCork(written: &written) { return closeNow(code: .abnormal, reason: "write failed") }
         let result = queue.write(to: fd, iovecs: loop.iovecs, written: &written)
         loop.stats.bytesOut += written
         switch result {
@@ -312,6 +315,7 @@ public class SocketConnection {
     final func closeNow(code: CloseCode, reason: String) {
         guard !stage.isClosed else { return }
         stage = .closed
+        releaseCork()
         loop.forget(self)
         _ = clinux_close(fd)
         if !isClient { loop.shared.limiter.release(remoteAddress) }

@@ -44,7 +44,10 @@ public final class WebSocketConnection: SocketConnection {
     func start(handler: any WebSocketHandler, remainder: [UInt8], ready: () -> Void = {}) {
         self.handler = handler
         ready()
-        if stage.isOpen, !remainder.isEmpty { remainder.withUnsafeBytes { received($0) } }
+        if stage.isOpen, !remainder.isEmpty {
+            var bytes = remainder
+            bytes.withUnsafeMutableBytes { received($0) }
+        }
         if tls != nil { driveTLS() }
         if dirty { flush() }
     }
@@ -76,20 +79,41 @@ public final class WebSocketConnection: SocketConnection {
 
     // MARK: Input
 
-    override func received(_ bytes: UnsafeRawBufferPointer) {
+    override func received(_ bytes: UnsafeMutableRawBufferPointer) {
         var actions = takeActions()
-        machine.receive(bytes, now: loop.now, into: &actions)
+        // A frame at a time, its actions and its message handled before the next is parsed: the
+        // machine is not in the middle of a change while a handler runs (a handler may close).
+        // The lent payload lives in the loop's read buffer, which nothing reads into meanwhile.
+        var reader = machine.startReading(bytes, now: loop.now)
+        reading: while true {
+            let step = machine.next(&reader, into: &actions)
+            if !actions.isEmpty { perform(&actions) }
+            switch step {
+            case .message(let kind, let payload):
+                loop.stats.messagesIn += 1
+                guard let handler else { continue }
+                switch payload {
+                case .lent(let bytes): handler.onMessage(kind, bytes: bytes, connection: self)
+                case .owned(let data): handler.onMessage(Message(kind: kind, data: data), connection: self)
+                }
+            case .frame: continue
+            case .end: break reading
+            }
+        }
+        machine.finishReading(reader)
         loop.stats.framesIn += Int(machine.framesReceived)
         machine.framesReceived = 0
-        perform(&actions)
+        giveBack(actions)
     }
 
     override func tickOpen(now: UInt64) {
         var actions = takeActions()
         machine.tick(now: now, into: &actions)
         perform(&actions)
+        giveBack(actions)
     }
 
+    /// The loop's spare actions array: one per loop, so a read allocates none.
     private func takeActions() -> [WebSocketStateMachine.Action] {
         var a = loop.actions
         loop.actions = []
@@ -97,10 +121,15 @@ public final class WebSocketConnection: SocketConnection {
         return a
     }
 
+    private func giveBack(_ actions: [WebSocketStateMachine.Action]) {
+        if loop.actions.capacity < actions.capacity { loop.actions = actions }
+    }
+
     private func perform(_ actions: inout [WebSocketStateMachine.Action]) {
         for action in actions {
             switch action {
             case .deliver(let message):
+                // Only `receive` (tests, tools) makes these; `next` lends its messages instead.
                 loop.stats.messagesIn += 1
                 handler?.onMessage(message, connection: self)
             case .write(let bytes):
@@ -115,7 +144,6 @@ public final class WebSocketConnection: SocketConnection {
             }
         }
         actions.removeAll(keepingCapacity: true)
-        if loop.actions.capacity < actions.capacity { loop.actions = actions }
     }
 
     // MARK: Output
@@ -165,6 +193,12 @@ public final class WebSocketConnection: SocketConnection {
             }
             frame = body.withUnsafeBytes { FrameEncoder.sharedFrame(opcode: kind.opcode, payload: $0, rsv1: true, maskKey: mask) }
         } else {
+            let count = FrameEncoder.headerLength(payload: payload.count, masked: mask != nil) + payload.count
+            if cork(count: count, { FrameEncoder.write(into: $0, opcode: kind.opcode, payload: payload, maskKey: mask) }) {
+                loop.stats.framesOut += 1
+                loop.stats.messagesOut += 1
+                return
+            }
             frame = FrameEncoder.sharedFrame(opcode: kind.opcode, payload: payload, maskKey: mask)
         }
         enqueue(frame, bounded: true, message: true)

@@ -35,8 +35,8 @@ public enum FrameEncoder {
 
     /// Writes header and payload (masked with `maskKey` when given) into `raw`, which holds exactly
     /// `headerLength + payload.count` bytes.
-    static func write(into raw: UnsafeMutableRawBufferPointer, opcode: Opcode, payload: UnsafeRawBufferPointer, fin: Bool,
-                      rsv1: Bool, maskKey: UInt32?) {
+    public static func write(into raw: UnsafeMutableRawBufferPointer, opcode: Opcode, payload: UnsafeRawBufferPointer, fin: Bool = true,
+                             rsv1: Bool = false, maskKey: UInt32? = nil) {
         let written = writeHeader(into: raw, opcode: opcode, fin: fin, rsv1: rsv1, length: payload.count, maskKey: maskKey)
         let body = UnsafeMutableRawBufferPointer(rebasing: raw[written..<(written + payload.count)])
         if let key = maskKey {

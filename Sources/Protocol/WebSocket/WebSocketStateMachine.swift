@@ -138,63 +138,129 @@ public struct WebSocketStateMachine {
 
     // MARK: Receiving
 
-    /// Feeds bytes from the peer; appends what to do to `actions`.
+    /// One read's bytes, parsed a frame at a time by `next`: the transport's buffer as it is, or
+    /// joined to the start of a frame an earlier read left incomplete. Payloads are unmasked in
+    /// place and lent from here, so a message costs no copy between the socket and its handler.
+    public struct Reader {
+        fileprivate let bytes: UnsafeMutableRawBufferPointer
+        fileprivate var offset = 0
+        /// Owns `bytes` when they had to be joined (nil: they are the transport's).
+        fileprivate let joined: JoinedBytes?
+    }
+
+    /// The bytes of a joined read, freed with the reader that holds them.
+    final class JoinedBytes {
+        let buffer: UnsafeMutableRawBufferPointer
+        init(_ first: [UInt8], _ then: UnsafeRawBufferPointer) {
+            buffer = .allocate(byteCount: first.count + then.count, alignment: 8)
+            first.withUnsafeBytes { buffer.copyMemory(from: $0) }
+            if then.count > 0 { UnsafeMutableRawBufferPointer(rebasing: buffer[first.count...]).copyMemory(from: then) }
+        }
+        deinit { buffer.deallocate() }
+    }
+
+    /// A complete message's bytes: lent from the reader (a single-frame message, the common case)
+    /// or owned (reassembled from fragments, or inflated).
+    public enum Payload {
+        /// Valid until the next call to `next` or `finishReading` with the same reader.
+        case lent(UnsafeRawBufferPointer)
+        case owned([UInt8])
+
+        public func withBytes<T>(_ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
+            switch self {
+            case .lent(let bytes): return try body(bytes)
+            case .owned(let array): return try array.withUnsafeBytes(body)
+            }
+        }
+
+        /// The bytes as an array (a copy when lent).
+        public var array: [UInt8] {
+            switch self {
+            case .lent(let bytes): Array(bytes)
+            case .owned(let array): array
+            }
+        }
+    }
+
+    /// What one call to `next` found.
+    public enum Step {
+        /// A complete message for the application.
+        case message(MessageKind, Payload)
+        /// A frame the application does not see (a control frame, a fragment): carry out the
+        /// actions, then call `next` again.
+        case frame
+        /// Nothing more in this read: an incomplete frame waits for more bytes, or the
+        /// connection is closed.
+        case end
+    }
+
+    /// Starts reading `bytes` from the peer (its payloads are unmasked in place). Call `next`
+    /// until it says `.end`, carrying out the actions after each step, then `finishReading`.
+    public mutating func startReading(_ bytes: UnsafeMutableRawBufferPointer, now: UInt64) -> Reader {
+        lastInbound = now
+        guard !pending.isEmpty else { return Reader(bytes: bytes, joined: nil) }
+        let joined = JoinedBytes(pending, UnsafeRawBufferPointer(bytes))
+        pending = []
+        return Reader(bytes: joined.buffer, joined: joined)
+    }
+
+    /// Parses the next frame of `reader`; appends what the transport must do (a pong, a close)
+    /// to `actions`. One frame gives at most one message, and its actions come before it.
+    public mutating func next(_ reader: inout Reader, into actions: inout [Action]) -> Step {
+        guard state != .closed, reader.offset < reader.bytes.count else { return .end }
+        let rest = UnsafeMutableRawBufferPointer(rebasing: reader.bytes[reader.offset...])
+        let header: FrameHeader
+        do {
+            guard let h = try FrameHeaderParser.parse(UnsafeRawBufferPointer(rest), limits: setup.limits) else { return .end }
+            header = h
+        } catch {
+            fail(error, into: &actions)
+            return .end
+        }
+        if header.opcode == .text || header.opcode == .binary || header.opcode == .continuation {
+            // Refuse an oversized message before its payload arrives.
+            let sofar = assembling?.data.count ?? 0
+            if sofar + header.payloadLength > maxMessageSize {
+                fail(WebSocketError(.messageTooBig, "message over \(maxMessageSize) bytes"), into: &actions)
+                return .end
+            }
+        }
+        let total = header.headerLength + header.payloadLength
+        guard rest.count >= total else { return .end }
+        let payload = UnsafeMutableRawBufferPointer(rebasing: rest[header.headerLength..<total])
+        if let key = header.maskKey { Masking.apply(key: key, from: UnsafeRawBufferPointer(payload), to: payload) }
+        reader.offset += total
+        framesReceived += 1
+        return handleFrame(header, UnsafeRawBufferPointer(payload), into: &actions)
+    }
+
+    /// Ends a read: keeps the start of an incomplete frame for the next one.
+    public mutating func finishReading(_ reader: Reader) {
+        guard state != .closed, reader.offset < reader.bytes.count else { return }
+        pending = Array(UnsafeRawBufferPointer(rebasing: reader.bytes[reader.offset...]))
+    }
+
+    /// Feeds bytes from the peer; appends what to do to `actions`, each message as a copy
+    /// (tests and tools; the transport reads with `next` and borrows instead).
     public mutating func receive(_ bytes: UnsafeRawBufferPointer, now: UInt64, into actions: inout [Action]) {
         guard state != .closed, bytes.count > 0 else { return }
-        lastInbound = now
-        if pending.isEmpty {
-            let used = parseFrames(bytes, into: &actions)
-            if used < bytes.count && state != .closed {
-                pending = Array(UnsafeRawBufferPointer(rebasing: bytes[used...]))
-            }
-        } else {
-            var buffer = pending
-            pending = []
-            buffer.append(contentsOf: bytes)
-            let used = buffer.withUnsafeBytes { parseFrames($0, into: &actions) }
-            if used < buffer.count && state != .closed {
-                buffer.removeFirst(used)
-                pending = buffer
+        let copy = UnsafeMutableRawBufferPointer.allocate(byteCount: bytes.count, alignment: 8)
+        defer { copy.deallocate() }
+        copy.copyMemory(from: bytes)
+        var reader = startReading(copy, now: now)
+        while true {
+            switch next(&reader, into: &actions) {
+            case .message(let kind, let payload): actions.append(.deliver(Message(kind: kind, data: payload.array)))
+            case .frame: continue
+            case .end: return finishReading(reader)
             }
         }
     }
 
-    /// Parses whole frames from `bytes`; returns how many bytes they took.
-    private mutating func parseFrames(_ bytes: UnsafeRawBufferPointer, into actions: inout [Action]) -> Int {
-        var offset = 0
-        while state != .closed {
-            let rest = UnsafeRawBufferPointer(rebasing: bytes[offset...])
-            let header: FrameHeader
-            do {
-                guard let h = try FrameHeaderParser.parse(rest, limits: setup.limits) else { break }
-                header = h
-            } catch {
-                fail(error, into: &actions)
-                break
-            }
-            if header.opcode == .text || header.opcode == .binary || header.opcode == .continuation {
-                // Refuse an oversized message before its payload arrives.
-                let sofar = assembling?.data.count ?? 0
-                if sofar + header.payloadLength > maxMessageSize {
-                    fail(WebSocketError(.messageTooBig, "message over \(maxMessageSize) bytes"), into: &actions)
-                    break
-                }
-            }
-            let total = header.headerLength + header.payloadLength
-            guard rest.count >= total else { break }
-            let raw = UnsafeRawBufferPointer(rebasing: rest[header.headerLength..<total])
-            let payload = header.maskKey.map { Masking.unmask(key: $0, raw) } ?? Array(raw)
-            offset += total
-            framesReceived += 1
-            handleFrame(header, payload, into: &actions)
-        }
-        return offset
-    }
-
-    private mutating func handleFrame(_ header: FrameHeader, _ payload: [UInt8], into actions: inout [Action]) {
+    private mutating func handleFrame(_ header: FrameHeader, _ payload: UnsafeRawBufferPointer, into actions: inout [Action]) -> Step {
         switch header.opcode {
         case .ping:
-            if case .open = state { actions.append(.write(encodeControl(.pong, payload))) }
+            if case .open = state { actions.append(.write(encodeControl(.pong, Array(payload)))) }
         case .pong:
             pingSentAt = 0
         case .close:
@@ -202,70 +268,72 @@ public struct WebSocketStateMachine {
         case .text, .binary:
             guard assembling == nil else {
                 fail(.protocolError("new message before the previous one finished"), into: &actions)
-                return
+                return .frame
             }
             let kind: MessageKind = header.opcode == .text ? .text : .binary
             if header.fin && !header.rsv1 {
-                // The common case: one frame, one message, no copy.
-                if kind == .text && !UTF8Validator.isValid(payload) {
+                // The common case: one frame, one message, lent without a copy.
+                var utf8 = UTF8Validator()
+                if kind == .text && !(utf8.feed(payload) && utf8.isComplete) {
                     fail(WebSocketError(.invalidPayload, "invalid UTF-8 in text message"), into: &actions)
-                    return
+                    return .frame
                 }
-                deliver(Message(kind: kind, data: payload), into: &actions)
-                return
+                return deliver(kind, .lent(payload))
             }
-            let assembly = Assembly(kind: kind, compressed: header.rsv1, data: payload)
+            let assembly = Assembly(kind: kind, compressed: header.rsv1, data: Array(payload))
             if kind == .text && !header.rsv1 && !assembly.utf8.feed(payload) {
                 fail(WebSocketError(.invalidPayload, "invalid UTF-8 in text message"), into: &actions)
-                return
+                return .frame
             }
             assembling = assembly
-            if header.fin { finishMessage(into: &actions) }
+            if header.fin { return finishMessage(into: &actions) }
         case .continuation:
             guard let assembly = assembling else {
                 fail(.protocolError("continuation frame without a message to continue"), into: &actions)
-                return
+                return .frame
             }
             assembly.data.append(contentsOf: payload)
             if assembly.kind == .text && !assembly.compressed && !assembly.utf8.feed(payload) {
                 fail(WebSocketError(.invalidPayload, "invalid UTF-8 in text message"), into: &actions)
-                return
+                return .frame
             }
-            if header.fin { finishMessage(into: &actions) }
+            if header.fin { return finishMessage(into: &actions) }
         }
+        return .frame
     }
 
-    private mutating func finishMessage(into actions: inout [Action]) {
-        guard let message = assembling else { return }
+    private mutating func finishMessage(into actions: inout [Action]) -> Step {
+        guard let message = assembling else { return .frame }
         assembling = nil
         if message.compressed {
             guard let inflater else {
                 fail(.protocolError("compressed message without permessage-deflate"), into: &actions)
-                return
+                return .frame
             }
             do {
                 message.data = try inflater.decompress(message.data, limit: maxMessageSize)
             } catch {
                 fail(error, into: &actions)
-                return
+                return .frame
             }
             if message.kind == .text && !UTF8Validator.isValid(message.data) {
                 fail(WebSocketError(.invalidPayload, "invalid UTF-8 in text message"), into: &actions)
-                return
+                return .frame
             }
         } else if message.kind == .text && !message.utf8.isComplete {
             fail(WebSocketError(.invalidPayload, "text message ends inside a UTF-8 character"), into: &actions)
-            return
+            return .frame
         }
-        deliver(Message(kind: message.kind, data: message.data), into: &actions)
+        return deliver(message.kind, .owned(message.data))
     }
 
-    private mutating func deliver(_ message: Message, into actions: inout [Action]) {
+    private func deliver(_ kind: MessageKind, _ payload: Payload) -> Step {
         // After we sent close, the peer's late messages are dropped (RFC 6455 §1.4).
-        if case .open = state { actions.append(.deliver(message)) }
+        if case .open = state { return .message(kind, payload) }
+        return .frame
     }
 
-    private mutating func handleClose(_ payload: [UInt8], into actions: inout [Action]) {
+    private mutating func handleClose(_ payload: UnsafeRawBufferPointer, into actions: inout [Action]) {
         var code = CloseCode.noStatus
         var reason = ""
         if payload.count == 1 {
@@ -288,7 +356,7 @@ public struct WebSocketStateMachine {
         switch state {
         case .open:
             // Echo the peer's code (RFC 6455 §5.5.1), then close.
-            let reply = code == .noStatus ? [] : [payload[0], payload[1]]
+            let reply: [UInt8] = code == .noStatus ? [] : [payload[0], payload[1]]
             actions.append(.write(encodeControl(.close, reply)))
             state = .closed
             actions.append(.closeConnection(code, reason))

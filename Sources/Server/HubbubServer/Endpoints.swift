@@ -7,7 +7,11 @@ final class EchoHandler: WebSocketHandler, Sendable {
     static let shared = EchoHandler()
 
     func onMessage(_ message: Message, connection: WebSocketConnection) {
-        message.data.withUnsafeBytes { connection.sendFrame(message.kind, payload: $0) }
+        message.data.withUnsafeBytes { onMessage(message.kind, bytes: $0, connection: connection) }
+    }
+
+    func onMessage(_ kind: MessageKind, bytes: UnsafeRawBufferPointer, connection: WebSocketConnection) {
+        connection.sendFrame(kind, payload: bytes)
     }
 }
 

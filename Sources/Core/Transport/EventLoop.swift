@@ -41,7 +41,6 @@ public final class EventLoop: @unchecked Sendable {
     let cork: UnsafeMutableRawBufferPointer
     @exclusivity(unchecked) var corkFD: Int32 = -1
     @exclusivity(unchecked) var corkUsed = 0
-    @exclusivity(unchecked) var actions: [WebSocketStateMachine.Action] = []
     /// Inflates for connections whose client resets its context per message (one at a time).
     let sharedInflater = Inflater(noContextTakeover: true)
     @exclusivity(unchecked) var stats = LoopStats()

@@ -80,7 +80,8 @@ public final class WebSocketConnection: SocketConnection {
     // MARK: Input
 
     override func received(_ bytes: UnsafeMutableRawBufferPointer) {
-        var actions = takeActions()
+        // Empty until a frame needs an action (a pong, a close): a read of messages allocates none.
+        var actions: [WebSocketStateMachine.Action] = []
         // A frame at a time, its actions and its message handled before the next is parsed: the
         // machine is not in the middle of a change while a handler runs (a handler may close).
         // The lent payload lives in the loop's read buffer, which nothing reads into meanwhile.
@@ -103,26 +104,12 @@ public final class WebSocketConnection: SocketConnection {
         machine.finishReading(reader)
         loop.stats.framesIn += Int(machine.framesReceived)
         machine.framesReceived = 0
-        giveBack(actions)
     }
 
     override func tickOpen(now: UInt64) {
-        var actions = takeActions()
+        var actions: [WebSocketStateMachine.Action] = []
         machine.tick(now: now, into: &actions)
-        perform(&actions)
-        giveBack(actions)
-    }
-
-    /// The loop's spare actions array: one per loop, so a read allocates none.
-    private func takeActions() -> [WebSocketStateMachine.Action] {
-        var a = loop.actions
-        loop.actions = []
-        a.removeAll(keepingCapacity: true)
-        return a
-    }
-
-    private func giveBack(_ actions: [WebSocketStateMachine.Action]) {
-        if loop.actions.capacity < actions.capacity { loop.actions = actions }
+        if !actions.isEmpty { perform(&actions) }
     }
 
     private func perform(_ actions: inout [WebSocketStateMachine.Action]) {

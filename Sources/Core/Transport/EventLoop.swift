@@ -28,6 +28,9 @@ public final class EventLoop: @unchecked Sendable {
     /// Descriptors of connections with bytes queued since the last flush (descriptors, not
     /// references: marking a connection costs no reference counting; a closed one is skipped).
     @exclusivity(unchecked) var dirty: [Int32] = []
+    /// The descriptor whose events are being handled (-1 between them): `events` flushes it
+    /// itself, so it joins no dirty list (an echo's reply costs no append to one).
+    @exclusivity(unchecked) var serving: Int32 = -1
     private let inbox = Mutex<[LoopTask]>([])
     private var spareTasks: [LoopTask] = []
     private let wakePending = Atomic<Bool>(false)
@@ -236,7 +239,8 @@ public final class EventLoop: @unchecked Sendable {
     func markDirty(_ c: SocketConnection) {
         if !c.dirty {
             c.dirty = true
-            dirty.append(c.fd)
+            // The connection whose events are being handled is flushed right after them.
+            if c.fd != serving { dirty.append(c.fd) }
         }
     }
 
@@ -246,7 +250,7 @@ public final class EventLoop: @unchecked Sendable {
             if let c = connection(dirty[i]), c.dirty { c.flush() }
             i += 1
         }
-        dirty.removeAll(keepingCapacity: true)
+        if !dirty.isEmpty { dirty.removeAll(keepingCapacity: true) }
     }
 
     private func drainInbox() {

@@ -94,6 +94,9 @@ public class SocketConnection {
         tls = previous.tls
         swap(&queue, &previous.queue)
         dirty = previous.dirty
+        // Upgraded while its events are handled: `events` ends on the previous object and
+        // flushes nothing, so this one goes on the loop's list.
+        if dirty && loop.serving == fd { loop.dirty.append(fd) }
         epollOut = previous.epollOut
         outputOnly = previous.outputOnly
         readPaused = previous.readPaused
@@ -140,10 +143,12 @@ public class SocketConnection {
     /// batch, so the peer (often on the other core) can start on it while the loop goes on.
     @inline(__always)
     final func events(_ mask: UInt32) {
+        loop.serving = fd
         if mask & UInt32(CLINUX_EPOLLOUT) != 0 { writable() }
         if mask & UInt32(CLINUX_EPOLLIN | CLINUX_EPOLLHUP | CLINUX_EPOLLERR | CLINUX_EPOLLRDHUP) != 0, !stage.isClosed {
             readable()
         }
+        loop.serving = -1
         if dirty { flush() }
     }
 

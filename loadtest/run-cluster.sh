@@ -9,6 +9,9 @@
 # Environment: NODES (default 3), KILL_AT (seconds; default none), SERVER_ARGS (extra server
 # flags), SERVER_CPUS / LOAD_CPUS (default 1 / 0, as run-scenario.sh; PostgreSQL is not pinned).
 # Servers as in run-scenario.sh: one event loop each, 1,000 PBKDF2 iterations, a random api key.
+# At the end: each node's CPU seconds over the run (user + system, from /proc, sampled every
+# second so a killed node counts until it died) and its share of the nodes' total: the nodes
+# share the server cores here, so latency alone hides which node does the work.
 set -euo pipefail
 source "$(dirname "$0")/../scripts/lib.sh"
 [[ $# -ge 1 ]] || { sed -n 2,12p "$0"; exit 2; }
@@ -34,8 +37,48 @@ done
 if [[ -n "${KILL_AT:-}" ]]; then
     ( sleep "$KILL_AT"; kill -9 "${PIDS[0]}" 2>/dev/null && log "killed node 1 (pid ${PIDS[0]}) with SIGKILL at ${KILL_AT}s" ) &
 fi
+# Each node's utime+stime in clock ticks, one line per second: "t ticks1 ticks2 ...", a dead
+# node's column keeping its last value.
+make_tmpdir cpu_dir
+CPU_LOG=$cpu_dir/cpu.log
+(
+    declare -A last
+    while :; do
+        line=$(date +%s)
+        for pid in "${PIDS[@]}"; do
+            if stat=$(cat "/proc/$pid/stat" 2>/dev/null); then
+                rest=${stat##*) }
+                read -r -a f <<< "$rest"
+                last[$pid]=$((f[11] + f[12]))
+            fi
+            line+=" ${last[$pid]:-0}"
+        done
+        echo "$line" >> "$CPU_LOG"
+        sleep 1
+    done
+) &
+SAMPLER=$!
+on_exit "kill $SAMPLER 2>/dev/null"
+report_cpu() {
+    kill "$SAMPLER" 2>/dev/null; wait "$SAMPLER" 2>/dev/null || true
+    python3 - "$CPU_LOG" "$(getconf CLK_TCK)" <<'PY'
+import sys
+rows = [list(map(int, l.split())) for l in open(sys.argv[1]) if l.strip()]
+tck = int(sys.argv[2])
+if len(rows) < 2:
+    sys.exit(0)
+first, last = rows[0], rows[-1]
+secs = [(b - a) / tck for a, b in zip(first[1:], last[1:])]
+total = sum(secs) or 1
+print(f"node CPU over {last[0] - first[0]} s (user + system; share of the nodes' total):")
+for i, s in enumerate(secs, 1):
+    print(f"  node {i}: {s:8.1f} s  {100 * s / total:5.1f} %")
+print(f"  nodes:  {sum(secs):8.1f} s")
+PY
+}
 rc=0
 url=$(IFS=,; echo "${URLS[*]}")
 taskset -c "${LOAD_CPUS:-0}" "$LOAD" run "$SCENARIO" --url "$url" --server-pid "${PIDS[1]:-${PIDS[0]}}" --api-key="$API_KEY" \
     --resume-after-drop 3 "$@" || rc=$?
+report_cpu
 exit $rc

@@ -82,8 +82,10 @@ public struct WebSocketStateMachine {
 
     // Fields are ordered so the struct packs tightly: it lives inside every open connection.
     private var inflater: Inflater?
-    /// Bytes of a frame that has not fully arrived yet.
-    private var pending: [UInt8] = []
+    /// Bytes of a frame that has not fully arrived yet (nil: none). Later reads are appended to
+    /// it, so a large frame arriving in many reads is copied once, not once per read. A reference,
+    /// like `assembling`: a copy of the machine made mid-frame shares it, so drive one copy only.
+    private var pending: JoinedBytes?
     /// The fragmented message being reassembled, if any.
     private var assembling: Assembly?
     private var lastInbound: UInt64
@@ -148,15 +150,42 @@ public struct WebSocketStateMachine {
         fileprivate let joined: JoinedBytes?
     }
 
-    /// The bytes of a joined read, freed with the reader that holds them.
+    /// The start of a frame kept from earlier reads, with later reads appended (growing by
+    /// doubling, so a frame of n bytes costs O(n) copying however many reads it takes).
     final class JoinedBytes {
-        let buffer: UnsafeMutableRawBufferPointer
-        init(_ first: [UInt8], _ then: UnsafeRawBufferPointer) {
-            buffer = .allocate(byteCount: first.count + then.count, alignment: 8)
-            first.withUnsafeBytes { buffer.copyMemory(from: $0) }
-            if then.count > 0 { UnsafeMutableRawBufferPointer(rebasing: buffer[first.count...]).copyMemory(from: then) }
+        private var storage: UnsafeMutableRawBufferPointer
+        private(set) var count = 0
+
+        init(_ first: UnsafeRawBufferPointer) {
+            storage = .allocate(byteCount: max(first.count, 4096), alignment: 8)
+            append(first)
         }
-        deinit { buffer.deallocate() }
+
+        deinit { storage.deallocate() }
+
+        /// The bytes held, valid until the next `append` or `keep`.
+        var bytes: UnsafeMutableRawBufferPointer { UnsafeMutableRawBufferPointer(rebasing: storage[0..<count]) }
+
+        func append(_ more: UnsafeRawBufferPointer) {
+            guard more.count > 0 else { return }
+            if count + more.count > storage.count {
+                let grown = UnsafeMutableRawBufferPointer.allocate(byteCount: max(storage.count * 2, count + more.count), alignment: 8)
+                if count > 0 { grown.copyMemory(from: UnsafeRawBufferPointer(rebasing: storage[0..<count])) }
+                storage.deallocate()
+                storage = grown
+            }
+            UnsafeMutableRawBufferPointer(rebasing: storage[count..<(count + more.count)]).copyMemory(from: more)
+            count += more.count
+        }
+
+        /// Keeps only the bytes from `offset` on (moved to the front: what is left after whole
+        /// frames is at most the start of one).
+        func keep(from offset: Int) {
+            guard offset > 0 else { return }
+            let rest = count - offset
+            if rest > 0, let base = storage.baseAddress { base.copyMemory(from: base + offset, byteCount: rest) }
+            count = rest
+        }
     }
 
     /// A complete message's bytes: lent from the reader (a single-frame message, the common case)
@@ -198,10 +227,9 @@ public struct WebSocketStateMachine {
     /// until it says `.end`, carrying out the actions after each step, then `finishReading`.
     public mutating func startReading(_ bytes: UnsafeMutableRawBufferPointer, now: UInt64) -> Reader {
         lastInbound = now
-        guard !pending.isEmpty else { return Reader(bytes: bytes, joined: nil) }
-        let joined = JoinedBytes(pending, UnsafeRawBufferPointer(bytes))
-        pending = []
-        return Reader(bytes: joined.buffer, joined: joined)
+        guard let joined = pending else { return Reader(bytes: bytes, joined: nil) }
+        joined.append(UnsafeRawBufferPointer(bytes))
+        return Reader(bytes: joined.bytes, joined: joined)
     }
 
     /// Parses the next frame of `reader`; appends what the transport must do (a pong, a close)
@@ -236,8 +264,16 @@ public struct WebSocketStateMachine {
 
     /// Ends a read: keeps the start of an incomplete frame for the next one.
     public mutating func finishReading(_ reader: Reader) {
-        guard state != .closed, reader.offset < reader.bytes.count else { return }
-        pending = Array(UnsafeRawBufferPointer(rebasing: reader.bytes[reader.offset...]))
+        guard state != .closed, reader.offset < reader.bytes.count else {
+            pending = nil
+            return
+        }
+        if let joined = reader.joined {
+            joined.keep(from: reader.offset)
+            pending = joined
+        } else {
+            pending = JoinedBytes(UnsafeRawBufferPointer(rebasing: reader.bytes[reader.offset...]))
+        }
     }
 
     /// Feeds bytes from the peer; appends what to do to `actions`, each message as a copy
@@ -376,7 +412,7 @@ public struct WebSocketStateMachine {
         }
         state = .closed
         assembling = nil
-        pending = []
+        pending = nil
         actions.append(.closeConnection(error.code, error.reason))
     }
 

@@ -27,19 +27,20 @@ extension SocketConnection {
         return true
     }
 
-    /// Moves this connection's corked bytes, if it holds the cork, into its queue.
-    final func spillCork() {
+    /// Moves this connection's corked bytes from `offset` on (those not written yet), if it holds
+    /// the cork, into its queue, and lets the cork go.
+    final func spillCork(from offset: Int = 0) {
         guard loop.corkFD == fd else { return }
-        let corked = SharedBytes.copy(UnsafeRawBufferPointer(rebasing: loop.cork[0..<loop.corkUsed]))
+        if offset < loop.corkUsed {
+            queue.append(SharedBytes.copy(UnsafeRawBufferPointer(rebasing: loop.cork[offset..<loop.corkUsed])))
+        }
         releaseCork()
-        queue.append(corked)
     }
 
     /// Writes the corked bytes straight from the cork (the queue is empty while it is held);
     /// what the socket does not take is queued. False when the socket failed.
     final func writeCork(written: inout Int) -> Bool {
-        let used = loop.corkUsed
-        loop.iovecs[0] = iovec(iov_base: loop.cork.baseAddress, iov_len: used)
+        loop.iovecs[0] = iovec(iov_base: loop.cork.baseAddress, iov_len: loop.corkUsed)
         let rc = clinux_sendv(fd, loop.iovecs.baseAddress, 1)
         if rc < 0 {
             let e = clinux_errno()
@@ -51,8 +52,7 @@ extension SocketConnection {
             return true
         }
         written += rc
-        if rc < used { queue.append(SharedBytes.copy(UnsafeRawBufferPointer(rebasing: loop.cork[rc..<used]))) }
-        releaseCork()
+        spillCork(from: rc)
         return true
     }
 

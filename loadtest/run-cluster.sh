@@ -6,7 +6,8 @@
 #   loadtest/run-cluster.sh SCENARIO [hubbub-load run options...]
 #   e.g. NODES=3 KILL_AT=150 loadtest/run-cluster.sh friday-night --out /tmp/fn3k
 #        NODES=1 loadtest/run-cluster.sh friday-night          (one node on PostgreSQL)
-# Environment: NODES (default 3), KILL_AT (seconds; default none), SERVER_ARGS (extra server
+# Environment: NODES (default 3), KILL_AT (seconds; default none), BIN / LOAD (the server and
+# harness binaries; default .build/release/...), SERVER_ARGS (extra server
 # flags), SERVER_CPUS / LOAD_CPUS (default 1 / 0, as run-scenario.sh; PostgreSQL is not pinned).
 # Servers as in run-scenario.sh: one event loop each, 1,000 PBKDF2 iterations, a random api key.
 # At the end: each node's CPU seconds over the run (user + system, from /proc, sampled every
@@ -16,7 +17,7 @@ set -euo pipefail
 source "$(dirname "$0")/../scripts/lib.sh"
 [[ $# -ge 1 ]] || { sed -n 2,12p "$0"; exit 2; }
 SCENARIO=$1; shift
-BIN=.build/release/hubbub LOAD=.build/release/hubbub-load
+BIN=${BIN:-.build/release/hubbub} LOAD=${LOAD:-.build/release/hubbub-load}
 [[ -x $BIN && -x $LOAD ]] || die "build first: swift build -c release"
 start_postgres DB
 API_KEY=${API_KEY:-$(head -c 18 /dev/urandom | base64 | tr "+/" "-_")}

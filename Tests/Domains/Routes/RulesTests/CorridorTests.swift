@@ -126,6 +126,37 @@ final class CorridorTests: XCTestCase {
         }
     }
 
+    /// Points within a few metres of the band's edge, beside every segment and around its ends, are
+    /// found exactly as `Corridor.contains` finds them: the index skips a segment only when its box
+    /// cannot hold the point (at a city's latitude, across the antimeridian, near a pole, on the
+    /// equator, for bands of 50 m to 3 km).
+    func testPointsAtTheBandsEdgeAreFoundAsBruteForceFindsThem() throws {
+        var rng = SplitMix64(seed: 28)
+        var edgePoints = 0
+        for centre in [GeoPoint(41.0, 29.0), GeoPoint(-17.75, 179.95), GeoPoint(88.6, 10), GeoPoint(0, 0), GeoPoint(-60, -70)] {
+            func near(_ spread: Double) -> GeoPoint {
+                GeoPoint(lat: max(-90, min(90, centre.lat + rng.uniform(-spread, spread))),
+                         lon: { var l = centre.lon + rng.uniform(-spread, spread); if l > 180 { l -= 360 }; if l < -180 { l += 360 }; return l }())!
+            }
+            for _ in 0..<12 {
+                let c = try Corridor(from: near(0.1), via: rng.uniform(0, 1) < 0.5 ? [near(0.1)] : [], to: near(0.1), widthMeters: rng.uniform(50, 3000))
+                var index = CorridorIndex()
+                index.insert(c, id: c.id)
+                let half = c.widthMeters / 2
+                var tried = 0
+                while tried < 40 {
+                    let p = near(0.14)
+                    let d = c.distance(from: p)
+                    guard abs(d - half) < max(5, half * 0.05) else { continue }
+                    tried += 1
+                    XCTAssertEqual(index.corridors(containing: p) == [c.id], d <= half, "at \(p), \(d) m from a band \(half * 2) m wide")
+                }
+                edgePoints += tried
+            }
+        }
+        XCTAssertEqual(edgePoints, 5 * 12 * 40)
+    }
+
     func testACityCorridorCoversFewCells() throws {
         var index = CorridorIndex()
         let c = try Corridor(from: GeoPoint(41.0082, 28.9784), to: GeoPoint(41.0766, 29.0220), widthMeters: 500) // ~8.5 km

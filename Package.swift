@@ -218,7 +218,7 @@ let package = Package(
         .target(name: "SeededRandom", path: "Tests/Support/SeededRandom"),
         .testTarget(name: "VenuesTests", dependencies: ["Venues", "SeededRandom"], path: "Tests/Domains/Venues/RulesTests"),
         .testTarget(name: "RoutesTests", dependencies: ["Routes", "SeededRandom"], path: "Tests/Domains/Routes/RulesTests"),
-        .testTarget(name: "RouteServiceTests", dependencies: ["RouteService", "Routes", "Storage", "Realtime", "HubbubTestSupport",
+        .testTarget(name: "RouteServiceTests", dependencies: ["RouteService", "Routes", "Storage", "Realtime", "RoomLog", "HubbubTestSupport",
                                                               .product(name: "GRDB", package: "GRDB.swift")], path: "Tests/Domains/Routes/ServiceTests"),
         .testTarget(name: "VenueServiceTests", dependencies: ["VenueService", "Venues", "DomainSeam", "Realtime", "Storage", "WebSocket", "RoomLog",
                                                              "HubbubTestSupport"], path: "Tests/Domains/Venues/ServiceTests"),

@@ -85,6 +85,27 @@ public final class Ownership: RoomOwners {
         }
     }
 
+    /// Those of `rooms` whose lease no node holds now (never taken, or run out), read in one go.
+    public func unheld(_ rooms: [String]) async throws(ProtocolError) -> [String] {
+        guard !rooms.isEmpty else { return [] }
+        do {
+            let held = try await store.read { db in
+                var held = Set<String>()
+                for start in stride(from: 0, to: rooms.count, by: 500) {
+                    let chunk = Array(rooms[start..<min(start + 500, rooms.count)])
+                    for row in try db.fetchAll(sql: """
+                        SELECT shard FROM cluster_lease WHERE shard IN (\(sqlPlaceholders(count: chunk.count)))
+                        AND expires > EXTRACT(EPOCH FROM clock_timestamp())
+                        """, arguments: SQLArguments(chunk)) { held.insert(row["shard"]) }
+                }
+                return held
+            }
+            return rooms.filter { !held.contains($0) }
+        } catch {
+            throw ProtocolError(.unavailable, "could not read the rooms' leases")
+        }
+    }
+
     /// Takes the lease if it is free (or already this node's), else learns its holder. One claim
     /// per room at a time.
     private func claim(_ room: String) async throws -> Entry {

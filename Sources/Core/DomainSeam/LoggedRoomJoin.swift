@@ -67,6 +67,14 @@ public struct LoggedRoomJoin: LoggedRooms {
         return true
     }
 
+    public func claimUnheld(_ rooms: [String]) async -> [String] {
+        guard let owners else { return rooms }
+        guard let unheld = try? await owners.unheld(rooms) else { return [] }
+        var claimed: [String] = []
+        for room in unheld { if case .here? = try? await owners.owner(of: room) { claimed.append(room) } }
+        return claimed
+    }
+
     private func subscribeFromSnapshot(_ room: RoomName, _ d: any RoomDirectory, user: String, member: ConnectionID, reply: Replier,
                                        view: JSON, answer: @escaping @Sendable (RoomSnapshot) -> JSON) async throws(ProtocolError) {
         let snapshot = try await onOwner(room) { peer throws(ProtocolError) in

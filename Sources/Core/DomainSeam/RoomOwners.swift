@@ -6,6 +6,9 @@ public protocol RoomOwners: Sendable {
     func owner(of room: String) async throws(ProtocolError) -> RoomOwner
     /// The owner given for `room` could not be reached: ask again next time.
     func forget(_ room: String)
+    /// Those of `rooms` whose owner is gone (no live node holds their lease), in one look: rooms
+    /// watched here that nobody pushes to any more.
+    func unheld(_ rooms: [String]) async throws(ProtocolError) -> [String]
 }
 
 /// A room's owner, seen from this node.

@@ -56,7 +56,9 @@ public final class RoomFeed: Sendable {
         var catchingUp = false
         /// The last seq the log is known to hold (a notification said so), and in which epoch.
         var known: (seq: UInt64, epoch: String)?
-        var isEmpty: Bool { room.memberCount == 0 && waiting.isEmpty }
+        /// Whoever on this node reads the room's log rather than a connection (`follow`).
+        var follower: LogFollower?
+        var isEmpty: Bool { room.memberCount == 0 && waiting.isEmpty && follower == nil }
         /// Whether the log holds pushes this node still needs.
         var behind: Bool {
             !ahead.isEmpty || waiting.contains { $0.seq > room.seq }
@@ -157,9 +159,11 @@ public final class RoomFeed: Sendable {
         if push.seq == t.room.seq + 1 {
             checkMarks(push, &t)
             t.room.publish(prepared: push.message, translated: push.translated, seq: push.seq, now: now, languageOf: languageOf, sink: sink)
+            t.follower?.receive(push)
             while let next = t.ahead.removeValue(forKey: t.room.seq + 1) {
                 checkMarks(next, &t)
                 t.room.publish(prepared: next.message, translated: next.translated, seq: next.seq, now: now, languageOf: languageOf, sink: sink)
+                t.follower?.receive(next)
             }
             admitWaiting(&t, now: now)
         }
@@ -330,6 +334,36 @@ public final class RoomFeed: Sendable {
         }
     }
 
+    // MARK: Following
+
+    /// Hands `follower` every push of `room` after `head` (read by the follower with its own state),
+    /// in `seq` order, each once, from whichever source brings it first, as members get them: the
+    /// feed reads gaps from the log. A push in a new epoch is handed over as it comes (the follower
+    /// sees the epoch change). One follower per room: a new one takes the place of the last (whose
+    /// `unfollow` then does nothing); false if connections watch the room here. `receive` runs under
+    /// the feed's lock: it must only hand the push on.
+    public func follow(_ room: String, at head: RoomHead, _ follower: LogFollower) -> Bool {
+        let taken = rooms.withLock { rooms -> Bool in
+            if let t = rooms[room], t.room.memberCount > 0 || !t.waiting.isEmpty { return false }
+            var t = Tracked(room: Room(name: room, epoch: head.epoch, seq: head.seq, limits: configuration.history))
+            t.follower = follower
+            rooms[room] = t
+            return true
+        }
+        // Pushes committed between the follower's read and now came to nobody: the log has them.
+        if taken { Task { await checkHeads([room]) } }
+        return taken
+    }
+
+    /// `follower` no longer reads `room`.
+    public func unfollow(_ room: String, _ follower: LogFollower) {
+        rooms.withLock { rooms in
+            guard var t = rooms[room], t.follower === follower else { return }
+            t.follower = nil
+            rooms[room] = t.isEmpty ? nil : t
+        }
+    }
+
     // MARK: Catching up
 
     /// Reads what `room` misses from the log and delivers it, until it is level with what the
@@ -408,7 +442,16 @@ public final class RoomFeed: Sendable {
     /// rooms were behind.
     @discardableResult
     public func catchUpAll() async -> Int {
-        let current = rooms.withLock { rooms in rooms.mapValues { ($0.room.epoch, $0.room.seq) } }
+        await checkHeads(nil)
+    }
+
+    /// Rooms `names` (nil: every tracked room) checked against the log's heads, and caught up where
+    /// behind; how many were.
+    private func checkHeads(_ names: [String]?) async -> Int {
+        let current = rooms.withLock { rooms in
+            names.map { names in Dictionary(uniqueKeysWithValues: names.compactMap { n in rooms[n].map { (n, ($0.room.epoch, $0.room.seq)) } }) }
+                ?? rooms.mapValues { ($0.room.epoch, $0.room.seq) }
+        }
         guard !current.isEmpty else { return 0 }
         let heads: [String: RoomHead]
         do { heads = try await source.heads(of: Array(current.keys)) } catch {
@@ -459,6 +502,14 @@ extension LoggedPush {
         guard !translated.isEmpty, let language, let tag = LanguageTag.match(language, in: translated.keys) else { return message }
         return translated[tag] ?? message
     }
+}
+
+/// Something on this node that reads a room's log as it grows, not a connection (a node's copy of
+/// an intel shard): `RoomFeed.follow`.
+public final class LogFollower: Sendable {
+    /// Each push, in order; runs under the feed's lock, so it only hands the push on.
+    let receive: @Sendable (LoggedPush) -> Void
+    public init(_ receive: @escaping @Sendable (LoggedPush) -> Void) { self.receive = receive }
 }
 
 /// How a member's language is found (`RoomFeed.setReaderLanguage`).

@@ -23,4 +23,9 @@ struct RoomLeases: RoomOwners {
     func forget(_ room: String) {
         ownership.forget(lease(of: room))
     }
+
+    func unheld(_ rooms: [String]) async throws(ProtocolError) -> [String] {
+        let byLease = Dictionary(grouping: rooms, by: lease(of:))
+        return try await ownership.unheld(Array(byLease.keys)).flatMap { byLease[$0] ?? [] }
+    }
 }

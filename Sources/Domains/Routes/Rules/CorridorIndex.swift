@@ -112,6 +112,11 @@ public struct CorridorIndex: Sendable {
         return candidates.compactMap { slot in entries[Int(slot)]?.contains(point) == true ? entries[Int(slot)]?.id : nil }
     }
 
+    /// Whether corridor `id` is held and its band contains `point`.
+    public func corridor(_ id: String, contains point: GeoPoint) -> Bool {
+        slots[id].flatMap { entries[Int($0)] }?.contains(point) ?? false
+    }
+
     /// The corridor held under `id`.
     public func corridor(_ id: String) -> Corridor? { slots[id].flatMap { entries[Int($0)]?.corridor } }
 }

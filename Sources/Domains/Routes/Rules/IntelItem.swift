@@ -41,7 +41,10 @@ public struct IntelItem: Sendable, Equatable {
     public var at: Double
     /// When it leaves lists and corridors: `ttl` after it was posted or last liked.
     public private(set) var expiresAt: Double
+    /// Who liked it (empty on a copy that knows only how many did: `restore(likes:links:expiresAt:)`).
     public private(set) var likedBy: Set<String> = []
+    /// How many liked it.
+    public private(set) var likes = 0
     public var comments = 0
     /// Items linked to this one, oldest link first.
     public private(set) var links: [String] = []
@@ -71,14 +74,13 @@ public struct IntelItem: Sendable, Equatable {
         return .traveler
     }
 
-    public var likes: Int { likedBy.count }
-
     /// A like by `user` at `now`: counted once, never one's own; it keeps the item `ttl` longer
     /// (unless its provider names it: then the provider decides when it ends).
     public mutating func like(by user: String, now: Double, ttl: Double) throws(Refusal) {
         if case .user(let poster) = author, poster == user { throw .ownItem }
         guard !likedBy.contains(user) else { throw .alreadyLiked }
         likedBy.insert(user)
+        likes = likedBy.count
         // A provider's named item lives as long as its provider says (a transit alert's period).
         if reference == nil { expiresAt = max(expiresAt, now + ttl) }
     }
@@ -109,6 +111,16 @@ public struct IntelItem: Sendable, Equatable {
     /// Restores likes and links read from the store.
     public mutating func restore(likedBy: Set<String>, links: [String], expiresAt: Double) {
         self.likedBy = likedBy
+        likes = likedBy.count
+        self.links = links
+        self.expiresAt = expiresAt
+    }
+
+    /// Restores what a copy shows (a node's copy of another's item, read from its shard's log):
+    /// how many liked it, not who, so it is never liked itself.
+    public mutating func restore(likes: Int, links: [String], expiresAt: Double) {
+        likedBy = []
+        self.likes = likes
         self.links = links
         self.expiresAt = expiresAt
     }
@@ -162,6 +174,18 @@ public struct ExpiryQueue: Sendable {
             heap.swapAt(i, parent)
             i = parent
         }
+    }
+
+    /// The entries due at `now`, left in place (in no particular order).
+    public func peek(now: Double) -> [(at: Double, id: String)] {
+        var out: [(at: Double, id: String)] = [], stack = heap.isEmpty ? [] : [0]
+        // A child is never due before its parent: a subtree whose root is not due is skipped.
+        while let i = stack.popLast() {
+            guard heap[i].at <= now else { continue }
+            out.append(heap[i])
+            for child in [2 * i + 1, 2 * i + 2] where child < heap.count { stack.append(child) }
+        }
+        return out
     }
 
     /// Removes and returns the entries due at `now` (in time order); the caller checks each against

@@ -22,7 +22,7 @@ struct CorridorDefinition: Sendable {
 }
 
 /// The corridors' definitions (table `corridor`) and what their rooms show: ids, the names of
-/// users, the limits of `route.subscribe`. Which corridors are live is the `IntelHub`'s.
+/// users, the limits of `route.subscribe`. Which corridors are live on a node is its `CorridorHost`'s.
 public final class CorridorDirectory: Sendable {
     public struct Configuration: Sendable {
         public var limits = Corridor.Limits()
@@ -92,6 +92,11 @@ public final class CorridorDirectory: Sendable {
                                arguments: [now] + SQLArguments(chunk))
             }
         }
+    }
+
+    /// The corridors used since `time`, anywhere.
+    func used(since time: Double) async throws -> Set<String> {
+        Set(try await store.read { db in try Self.used(since: time, db) })
     }
 
     /// The corridors used since `time`.

@@ -8,14 +8,14 @@ import Routes
 import Storage
 import Synchronization
 
-/// Every live intel item, its spatial index and its expiry schedule, and the live corridors whose
-/// rooms hear of them, owned by one actor (on one node of a cluster: the holder of the `route:*`
-/// lease). A post, a like or an expiry is decided here, in order, and in the same step staged as a
-/// push in every live corridor it concerns, through the hub's `RoomWriter` (one change, many
-/// rooms); the change and its pushes are then written in one transaction, delivered through the
-/// feed once durable, and answered. Changes are applied in memory first (so a second like racing
-/// the first is refused). On a failed write the writer's policy holds, and the hub's part of it is
-/// to reload what is durable: the corridors are dropped, and each starts a new epoch when loaded.
+/// Every live intel item, its spatial index and its expiry schedule, owned by one actor (on one
+/// node of a cluster: the holder of the `route:*` lease). A post, a like or an expiry is decided
+/// here, in order, and in the same step staged as one entry in the log of the item's shard
+/// (`IntelEntry`, room `intel:<shard>`, through the hub's `RoomWriter`); the change and its entry
+/// are written in one transaction and answered once durable. The corridors, on any node, make
+/// their pushes from those logs (`CorridorHost`). Changes are applied in memory first (so a
+/// second like racing the first is refused). On a failed write the writer's policy holds, and the
+/// hub's part of it is to reload what is durable.
 public actor IntelHub {
     /// Settings of the intel stream.
     public struct Configuration: Sendable {
@@ -29,6 +29,8 @@ public actor IntelHub {
         /// Most items `query` answers.
         public var maxQueryResults = 500
         public var grid = GeoGrid()
+        /// Which shard's log each item's changes go to.
+        public var shards = IntelShards()
         public init() {}
     }
 
@@ -66,6 +68,8 @@ public actor IntelHub {
             for item in try store.readNow({ db in try IntelRows.live(now: now, db) }) { remember(item) }
         }
 
+
+
         mutating func remember(_ item: IntelItem) {
             items[item.id] = item
             index.insert(item.id, at: item.points, time: item.at)
@@ -83,22 +87,10 @@ public actor IntelHub {
     public let configuration: Configuration
     let store: Store
     var live: Live
-    /// Where the corridors' pushes go, and how they are worded (nil: items only, no rooms).
+    /// Where the shards' logs are delivered on this node, and the names shown beside items (nil:
+    /// items only, tools and tests of the rules).
     let rooms: CorridorPublishing?
-    /// The corridors live here, with their rooms' logs.
-    var corridors: LiveCorridors
-    /// Corridors being loaded, so many callers wait for one load.
-    var loading: [String: Task<Void, Never>] = [:]
-    /// The live corridors were dropped (a reload): those watched anywhere are loaded again at the
-    /// next `refresh`.
-    var corridorsUnknown = true
-    /// The refresh under way, if any (see `refresh`).
-    var refreshing: Task<Void, Never>?
-    /// Reloads so far: a refresh that began before the last one does not count.
-    var reloads = 0
-    /// Corridors whose last load failed (their callers are told `unavailable`).
-    var failedLoads: Set<String> = []
-    /// Pushes to the corridors' rooms go here, and only here; a new one after each reload.
+    /// Entries of the shards' logs go here, and only here; a new one after each reload.
     var writer: RoomWriter
     /// Set when this node took the routes' lease (another node may have changed everything
     /// meanwhile): the next call reloads items and corridors.
@@ -110,7 +102,6 @@ public actor IntelHub {
         self.configuration = configuration
         self.rooms = rooms
         stale = TakeOverFlag()
-        corridors = LiveCorridors(grid: configuration.grid)
         writer = Self.writer(store: store, rooms: rooms)
         live = try Live(grid: configuration.grid, store: store, now: now)
     }
@@ -130,23 +121,55 @@ public actor IntelHub {
         guard reload() else { throw ProtocolError(.unavailable, "the routes are reloading; try again") }
     }
 
-    /// Before a change: what this node holds is current, and so are the live corridors (after a
-    /// reload, those someone watches are loaded before any change is pushed, so none is missed).
-    func ready() async throws(ProtocolError) {
+    /// Before a change to items in `shards`: what this node holds is current, and the hub's writer
+    /// holds those shards' logs (their heads read, or made, in the store).
+    func ready(_ shards: Set<String>) async throws(ProtocolError) {
         try current()
-        guard corridorsUnknown, let rooms else { return }
-        await refresh(now: Date().timeIntervalSince1970, window: rooms.directory.configuration.retireAfterSeconds)
+        let rooms = shards.map(CorridorHost.logRoom).filter { !writer.holds($0) }
+        guard !rooms.isEmpty else { return }
+        let heads: [(String, RoomHead)]
+        do {
+            heads = try await store.write { db in try rooms.map { ($0, try RoomLogRows.head(of: $0, db)) } }
+        } catch {
+            throw ProtocolError(.unavailable, "could not read the intel logs; try again")
+        }
+        for (room, head) in heads { writer.adopt(room, head: head) }
     }
 
-    /// Items as the store has them; every live corridor is dropped (the sweep, a subscriber or a
-    /// resume loads them again, each in a new epoch). False if the items could not be read: the
-    /// hub stays stale and the next call tries again.
+    /// The shards of `items`.
+    private func shards(_ items: [IntelItem?]) -> Set<String> { Set(items.compactMap { $0.map(configuration.shards.shard(of:)) }) }
+
+    /// Stages `change` in its items' shards' logs: one entry, or for a link between two shards
+    /// one in each (each speaking for the corridors that hold its own item).
+    private func stage(_ change: IntelEntry.Change, aliases: Aliases, at now: Double) {
+        var placed: [(String, IntelEntry.Change)]
+        if case .linked(let a, let b, _) = change, configuration.shards.shard(of: a) != configuration.shards.shard(of: b) {
+            placed = [(configuration.shards.shard(of: a), .linked(a, to: b, side: .item)), (configuration.shards.shard(of: b), .linked(a, to: b, side: .to))]
+        } else {
+            placed = [(configuration.shards.shard(of: IntelEntry(change, aliases: [:]).items[0]), change)]
+        }
+        for (shard, change) in placed {
+            let room = CorridorHost.logRoom(shard)
+            // `admit` checked that the writer holds it (a room not held would take no entry).
+            assert(writer.holds(room), "an intel change staged in a shard the hub does not hold")
+            writer.stage(IntelLogEvent.entry, data: IntelEntry(change, aliases: aliases).json, in: room, at: now)
+        }
+    }
+
+    /// Before a change touches memory: the writer admits it (`RoomWriter.admit`) and holds the logs
+    /// of `shards` (made ready before the change's lookups; a reload meanwhile let them go).
+    private func admit(_ shards: Set<String>) throws(ProtocolError) {
+        try writer.admit()
+        guard shards.allSatisfy({ writer.holds(CorridorHost.logRoom($0)) }) else {
+            throw ProtocolError(.unavailable, "the intel logs are reloading; try again")
+        }
+    }
+
+    /// Items as the store has them. False if they could not be read: the hub stays stale and the
+    /// next call tries again.
     @discardableResult
     func reload() -> Bool {
-        corridors = LiveCorridors(grid: configuration.grid)
         writer = Self.writer(store: store, rooms: rooms)
-        corridorsUnknown = true
-        reloads += 1
         guard let durable = try? Live(grid: configuration.grid, store: store, now: Date().timeIntervalSince1970) else {
             stale.set()
             return false
@@ -184,23 +207,23 @@ public actor IntelHub {
     /// refused on its own (`at` out of range); the accepted ones are returned once all are durable.
     /// A failed write refuses the whole batch (`unavailable`): nothing of it was acknowledged.
     public func post(_ drafts: [(Draft, IntelItem.Author)], now: Double) async throws(ProtocolError) -> [Result<Posted, ProtocolError>] {
-        try await ready()
+        try await ready(Set(drafts.map { configuration.shards.shard(of: $0.0.point) }))
         // Looked up once, before the change: for the pushes and the reply alike.
         let users = Set(drafts.compactMap { if case .user(let u) = $0.1 { u } else { nil } })
         let names = users.isEmpty ? [:] : await rooms?.directory.aliases(Array(users)) ?? [:]
         let made = drafts.map { draft, author in Result { () throws(ProtocolError) in try make(draft, by: author, now: now) } }
         let items = made.compactMap { try? $0.get() }
         guard !items.isEmpty else { return made.map { $0.map { Posted(item: $0, json: EncodedItem($0, aliases: names).json) } } }
-        try writer.admit()
+        try admit(shards(items))
         var shown: [String: JSON] = [:]
         for item in items {
             let encoded = EncodedItem(item, aliases: names)
             shown[item.id] = encoded.json
             live.remember(item)
-            stage(.added, item, encoded, in: corridors.containing(item.points), at: now)
+            stage(.added(item), aliases: names, at: now)
         }
-        let karma = configuration.karmaPerItem
-        try await durably { db in for item in items { try IntelRows.insert(item, postedAt: now, karma: karma, db) } }
+        let karma = configuration.karmaPerItem, shards = configuration.shards
+        try await durably { db in for item in items { try IntelRows.insert(item, shard: shards.shard(of: item), postedAt: now, karma: karma, db) } }
         return made.map { $0.map { Posted(item: $0, json: shown[$0.id]!) } }
     }
 
@@ -224,7 +247,7 @@ public actor IntelHub {
     /// A like by `user`: once, never their own; the item lives `ttlSeconds` from now. Returns the
     /// item as it now is, once durable.
     public func like(_ id: String, by user: String, now: Double) async throws(ProtocolError) -> Shown {
-        try await ready()
+        try await ready(shards([live.items[id]]))
         let names = await aliases(Set([live.items[id]?.user].compactMap { $0 }))
         guard var item = live.items[id] else { throw .notFound("no live item \(id)") }
         do throws(IntelItem.Refusal) {
@@ -234,10 +257,10 @@ public actor IntelHub {
         } catch {
             throw .conflict("you already liked \(id)")
         }
-        try writer.admit()
+        try admit(shards([item]))
         live.items[id] = item
         live.expiry.schedule(id, at: item.expiresAt)
-        stage(.updated, item, names, in: corridors.containing(item.points), at: now)
+        stage(.updated(item), aliases: names, at: now)
         let karma = configuration.karmaPerLike, liked = item
         try await durably { db in try IntelRows.like(liked, by: user, at: now, karma: karma, db) }
         return Shown(item: liked, aliases: names)
@@ -246,13 +269,13 @@ public actor IntelHub {
     /// A comment by `user` on a live item; returns the item as it now is, once durable (its
     /// names include the commenter's).
     public func comment(_ id: String, by user: String, text: String, now: Double) async throws(ProtocolError) -> Shown {
-        try await ready()
+        try await ready(shards([live.items[id]]))
         let names = await aliases(Set([live.items[id]?.user, user].compactMap { $0 }))
         guard var item = live.items[id] else { throw .notFound("no live item \(id)") }
-        try writer.admit()
+        try admit(shards([item]))
         item.comments += 1
         live.items[id] = item
-        stage(.updated, item, names, in: corridors.containing(item.points), at: now)
+        stage(.updated(item), aliases: names, at: now)
         let commented = item
         try await durably { db in try IntelRows.comment(commented, by: user, text: text, at: now, db) }
         return Shown(item: commented, aliases: names)
@@ -262,7 +285,7 @@ public actor IntelHub {
     /// with their posters' names.
     public func link(_ id: String, to other: String, by user: String, now: Double) async throws(ProtocolError)
         -> (item: IntelItem, to: IntelItem, aliases: [String: String]) {
-        try await ready()
+        try await ready(shards([live.items[id], live.items[other]]))
         let names = await aliases(Set([live.items[id]?.user, live.items[other]?.user].compactMap { $0 }))
         guard var a = live.items[id] else { throw .notFound("no live item \(id)") }
         guard var b = live.items[other] else { throw .notFound("no live item \(other)") }
@@ -274,12 +297,11 @@ public actor IntelHub {
         } catch {
             throw .conflict("\(id) and \(other) are linked already")
         }
-        try writer.admit()
+        try admit(shards([a, b]))
         live.items[id] = a
         live.items[other] = b
         // Every corridor that holds either item hears of the link, once.
-        writer.stage(RoutePush.linked, data: ["item": .string(a.id), "to": .string(b.id)],
-                     in: corridors.containing(a.points + b.points).map(RoutePush.room), at: now)
+        stage(.linked(a, to: b, side: .both), aliases: names, at: now)
         let karma = configuration.karmaPerLink, linkedA = a, linkedB = b
         try await durably { db in try IntelRows.link(linkedA, linkedB, by: user, at: now, karma: karma, db) }
         return (linkedA, linkedB, names)
@@ -330,7 +352,7 @@ public actor IntelHub {
     /// ends (or is ignored if it is not live). A failed write refuses the whole batch.
     public func apply(_ batch: [NamedItem], scope: String, ending: NamedEnding, now: Double) async throws(ProtocolError)
         -> (changes: [NamedChange], unchanged: Int) {
-        try await ready()
+        try await ready([IntelShards.named])
         var changes: [NamedChange] = [], unchanged = 0
         var ended: [IntelItem] = [], seen = Set<String>()
         let ttl = configuration.ttlSeconds
@@ -371,19 +393,23 @@ public actor IntelHub {
         }
         changes += ended.map { .ended($0) }
         guard !changes.isEmpty else { return ([], unchanged) }
-        try writer.admit()
+        try admit([IntelShards.named])
         for change in changes {
             switch change {
             case .added(let item), .revised(_, let item): live.remember(item)
             case .ended(let item): live.forget(item.id)
             }
-            stage(change, at: now)
+            switch change {
+            case .added(let item): stage(.added(item), aliases: [:], at: now)
+            case .revised(let before, let after): stage(.revised(after, before: before.points), aliases: [:], at: now)
+            case .ended(let item): stage(.removed(item), aliases: [:], at: now)
+            }
         }
         let written = changes
         try await durably { db in
             for change in written {
                 switch change {
-                case .added(let item): try IntelRows.replace(item, postedAt: now, db)
+                case .added(let item): try IntelRows.replace(item, shard: IntelShards.named, postedAt: now, db)
                 case .revised(_, let item): try IntelRows.revise(item, db)
                 case .ended(let item): try IntelRows.end(item.id, at: now, db)
                 }
@@ -401,14 +427,20 @@ public actor IntelHub {
     /// (written to their logs, and delivered once durable). Entries left behind by a like that
     /// postponed an item are dropped on the way.
     public func expire(now: Double) async -> [IntelItem] {
-        // The next run tries again.
-        guard (try? await ready()) != nil, (try? writer.admit()) != nil else { return [] }
+        // Those due are found first, and their shards' logs made ready; the next run tries again.
+        let due = live.expiry.peek(now: now).compactMap { at, id in live.items[id].flatMap { $0.expiresAt == at ? $0 : nil } }
+        guard (try? await ready(shards(due))) != nil, (try? writer.admit()) != nil else { return [] }
         var gone: [IntelItem] = []
         for (at, id) in live.expiry.due(now: now) {
             guard let item = live.items[id], item.expiresAt == at else { continue }
+            // Due meanwhile, in a shard not made ready: the next run takes it.
+            guard writer.holds(CorridorHost.logRoom(configuration.shards.shard(of: item))) else {
+                live.expiry.schedule(id, at: at)
+                continue
+            }
             live.forget(id)
             gone.append(item)
-            writer.stage(RoutePush.expired, data: ["item": .string(id)], in: corridors.containing(item.points).map(RoutePush.room), at: now)
+            stage(.removed(item), aliases: [:], at: now)
         }
         if writer.hasStaged { try? await durably { _ in } }
         return gone
@@ -426,49 +458,11 @@ public actor IntelHub {
         }
     }
 
-    // MARK: Corridors
-
-    /// The names shown for `users`, looked up before the change that shows them (in its pushes and
+    /// The names shown for `users`, looked up before the change that shows them (in its entry and
     /// its reply), so the change itself never suspends.
     private func aliases(_ users: Set<String>) async -> Aliases {
         guard let rooms, !users.isEmpty else { return [:] }
         return await rooms.directory.aliases(Array(users))
-    }
-
-    /// Stages `event` about `item` in the corridors `ids`; the item is encoded once for all.
-    private func stage(_ event: RoutePush, _ item: IntelItem, _ names: Aliases, in ids: [String], at now: Double) {
-        guard !ids.isEmpty else { return }
-        stage(event, item, EncodedItem(item, aliases: names), in: ids, at: now)
-    }
-
-    /// Stages `event` about `item` in the corridors `ids`, as each shows it (its distance to the
-    /// corridor's destination), in every language the item has, from `encoded`.
-    private func stage(_ event: RoutePush, _ item: IntelItem, _ encoded: EncodedItem, in ids: [String], at now: Double) {
-        guard !ids.isEmpty else { return }
-        let languages = item.translations.keys.sorted()
-        for id in ids {
-            guard let to = corridors.byID[id]?.corridor.to else { continue }
-            let distance = Int(item.distance(to: to).rounded())
-            writer.stage(event, languages: languages, data: { tag in ["item": encoded.json(tag: tag, distance: distance)] },
-                         in: RoutePush.room(id), at: now)
-        }
-    }
-
-    /// Stages what a provider's change means for each corridor: `intel.added` where an item
-    /// arrives, `intel.updated` where it stays, `intel.expired` where it leaves or ends.
-    private func stage(_ change: NamedChange, at now: Double) {
-        switch change {
-        case .added(let item):
-            stage(.added, item, [:], in: corridors.containing(item.points), at: now)
-        case .revised(let before, let after):
-            let was = corridors.containing(before.points), nowIn = corridors.containing(after.points)
-            let wasSet = Set(was), nowSet = Set(nowIn)
-            stage(.updated, after, [:], in: nowIn.filter { wasSet.contains($0) }, at: now)
-            stage(.added, after, [:], in: nowIn.filter { !wasSet.contains($0) }, at: now)
-            writer.stage(RoutePush.expired, data: ["item": .string(before.id)], in: was.filter { !nowSet.contains($0) }.map(RoutePush.room), at: now)
-        case .ended(let item):
-            writer.stage(RoutePush.expired, data: ["item": .string(item.id)], in: corridors.containing(item.points).map(RoutePush.room), at: now)
-        }
     }
 
     /// Given tags (already checked) then the body's hashtags, each once.

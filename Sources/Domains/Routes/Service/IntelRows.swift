@@ -5,30 +5,30 @@ import Storage
 
 /// How items, likes and links are stored and read back (`routes.v1`, `routes.v5`).
 enum IntelRows {
-    static func insert(_ item: IntelItem, postedAt: Double, karma: Int, _ db: any SQLDatabase) throws {
-        try write(item, postedAt: postedAt, verb: "INSERT", db)
+    static func insert(_ item: IntelItem, shard: String, postedAt: Double, karma: Int, _ db: any SQLDatabase) throws {
+        try write(item, shard: shard, postedAt: postedAt, verb: "INSERT", db)
         if let user = item.user, karma != 0 { try addKarma(user, karma, db) }
     }
 
     /// A named item added (or back after it ended): whatever its id held before goes.
-    static func replace(_ item: IntelItem, postedAt: Double, _ db: any SQLDatabase) throws {
+    static func replace(_ item: IntelItem, shard: String, postedAt: Double, _ db: any SQLDatabase) throws {
         for table in ["intel_like", "intel_comment", "intel_link"] {
             try db.execute(sql: "DELETE FROM \(table) WHERE item = ?", arguments: [item.id])
         }
         try db.execute(sql: "DELETE FROM intel_link WHERE other = ?", arguments: [item.id])
-        try write(item, postedAt: postedAt, verb: "INSERT OR REPLACE", db)
+        try write(item, shard: shard, postedAt: postedAt, verb: "INSERT OR REPLACE", db)
     }
 
-    private static func write(_ item: IntelItem, postedAt: Double, verb: String, _ db: any SQLDatabase) throws {
+    private static func write(_ item: IntelItem, shard: String, postedAt: Double, verb: String, _ db: any SQLDatabase) throws {
         var source: String?
         if case .provider(let s) = item.author { source = s }
         try db.execute(sql: """
             \(verb) INTO intel_item (id, lat, lon, kind, author_user, author_source, tags, modes, body, at, posted_at, expires_at,
-                                     points, translations, reference)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                     points, translations, reference, shard)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, arguments: [item.id, item.point.lat, item.point.lon, item.kind.rawValue, item.user, source,
                              item.tags.joined(separator: ","), item.modes.map(\.rawValue).joined(separator: ","),
-                             item.body, item.at, postedAt, item.expiresAt, pointsText(item), translationsText(item), item.reference])
+                             item.body, item.at, postedAt, item.expiresAt, pointsText(item), translationsText(item), item.reference, shard])
     }
 
     /// A named item revised by its provider: places, text, tags, modes, end.
@@ -106,21 +106,47 @@ enum IntelRows {
                        arguments: [user, points])
     }
 
-    /// Every item still live at `now`, with its likes and links.
-    static func live(now: Double, _ db: any SQLDatabase) throws -> [IntelItem] {
+    /// Where a live item is stored, and in which shard.
+    struct Placed: Sendable {
+        var id: String
+        var point: GeoPoint
+        var named: Bool
+        var shard: String?
+    }
+
+    /// Every item live at `now`, where it is, and the shard it is stored in.
+    static func shards(now: Double, _ db: any SQLDatabase) throws -> [Placed] {
+        try SQLRow.fetchAll(db, sql: "SELECT id, lat, lon, reference, shard FROM intel_item WHERE expires_at > ?", arguments: [now]).compactMap { row in
+            guard let point = GeoPoint(lat: row["lat"], lon: row["lon"]) else { return nil }
+            return Placed(id: row["id"], point: point, named: (row["reference"] as String?) != nil, shard: row["shard"])
+        }
+    }
+
+    /// Gives live items stored without their shard (written before shards, or under another
+    /// `routes.shardDegrees`) the one they belong to; returns how many moved. Inside a write.
+    static func place(in shards: IntelShards, now: Double, _ db: any SQLDatabase) throws -> Int {
+        let misplaced = try Self.shards(now: now, db).filter { shards.shard(ofStored: $0) != $0.shard }
+        for m in misplaced { try db.execute(sql: "UPDATE intel_item SET shard = ? WHERE id = ?", arguments: [shards.shard(ofStored: m), m.id]) }
+        return misplaced.count
+    }
+
+    /// Every item still live at `now` (in `shard` only, if given), with its likes and links.
+    static func live(now: Double, shard: String? = nil, _ db: any SQLDatabase) throws -> [IntelItem] {
+        let inShard = shard == nil ? "" : " AND i.shard = ?"
+        let arguments: SQLArguments = shard.map { [now, $0] } ?? [now]
         var likes: [String: Set<String>] = [:]
         for row in try SQLRow.fetchAll(db, sql: """
-            SELECT l.item, l.user FROM intel_like l JOIN intel_item i ON i.id = l.item WHERE i.expires_at > ?
-            """, arguments: [now]) {
+            SELECT l.item, l.user FROM intel_like l JOIN intel_item i ON i.id = l.item WHERE i.expires_at > ?\(inShard)
+            """, arguments: arguments) {
             likes[row["item"], default: []].insert(row["user"])
         }
         var links: [String: [String]] = [:]
         for row in try SQLRow.fetchAll(db, sql: """
-            SELECT l.item, l.other FROM intel_link l JOIN intel_item i ON i.id = l.item WHERE i.expires_at > ? ORDER BY l.at
-            """, arguments: [now]) {
+            SELECT l.item, l.other FROM intel_link l JOIN intel_item i ON i.id = l.item WHERE i.expires_at > ?\(inShard) ORDER BY l.at
+            """, arguments: arguments) {
             links[row["item"], default: []].append(row["other"])
         }
-        return try SQLRow.fetchAll(db, sql: "SELECT * FROM intel_item WHERE expires_at > ?", arguments: [now]).compactMap { row in
+        return try SQLRow.fetchAll(db, sql: "SELECT * FROM intel_item i WHERE expires_at > ?\(inShard)", arguments: arguments).compactMap { row in
             guard let point = GeoPoint(lat: row["lat"], lon: row["lon"]), let kind = IntelKind(rawValue: row["kind"]) else { return nil }
             let user: String? = row["author_user"]
             let author: IntelItem.Author = user.map { .user($0) } ?? .provider(source: row["author_source"] ?? "")
@@ -147,4 +173,9 @@ enum IntelRows {
             return item
         }
     }
+}
+
+extension IntelShards {
+    /// The shard an item stored at `placed` belongs to.
+    func shard(ofStored placed: IntelRows.Placed) -> String { placed.named ? Self.named : shard(of: placed.point) }
 }

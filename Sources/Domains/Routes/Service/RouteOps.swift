@@ -18,8 +18,7 @@ extension RoutesDomain {
             .user("intel.link", .write, LinkArgs.self, link).homed { _ in Self.home },
             .user("intel.query", .read, QueryArgs.self, query).homed { _ in Self.home },
             .user("destinations.list", .read, NoArguments.self, destinations),
-            // On the owner, which drops the corridor that followed the destination.
-            .user("destination.forget", .write, DestinationArgs.self, forget).homed { _ in Self.home },
+            .user("destination.forget", .write, DestinationArgs.self, forget),
             .user("user.karma", .read, UserArgument.self, karma),
             .user("intel.like", .write, ItemArgs.self, like).homed { _ in Self.home },
         ]
@@ -181,7 +180,8 @@ extension RoutesDomain {
         } catch {
             throw ProtocolError(.unavailable, "could not forget the destination; try again")
         }
-        await hub.dropPrivate(of: user, destination: id)
+        host.dropPrivate(of: user, destination: id)
+        capabilities.resolve(ClusterEvents.self)?.publish(PrivateCorridorsGone(user: user, destination: id))
         guard forgotten else { throw .notFound("no destination \(id)") }
         return .reply(["forgotten": .string(id)])
     }

@@ -106,5 +106,13 @@ public enum RouteSchema {
                 ALTER TABLE intel_item ADD COLUMN reference TEXT;     -- "<feed>/<alert id>"
                 """)
         }
+        migrator.registerMigration("routes.v6") { db in
+            // The shard whose log tells of an item's changes (`IntelShards`): a node's copy of a
+            // shard reads its live items by it. Filled in at start for items written before.
+            try db.execute(sql: """
+                ALTER TABLE intel_item ADD COLUMN shard TEXT;
+                CREATE INDEX intel_item_shard ON intel_item (shard, expires_at);
+                """)
+        }
     }
 }

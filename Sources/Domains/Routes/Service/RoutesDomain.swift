@@ -9,10 +9,12 @@ import Storage
 /// Route corridors and the intel stream (seed 003) on the seam: `route:` rooms, the route and
 /// intel ops, its tables, its settings, the expiry timer and the sweeper of idle corridors.
 ///
-/// With several nodes, the intel hub and every live corridor are one node's: the holder of the
-/// `route:*` lease (`home`). Intel ops are forwarded there; `route:` rooms are on the room log,
-/// so their pushes reach watchers on every node; the expiry timer runs there alone, and moves
-/// with the lease when that node dies.
+/// With several nodes, the intel hub is one node's: the holder of the `route:*` lease (`home`).
+/// Intel ops are forwarded there; it writes each change once, to its shard's log. Each corridor
+/// is a `CorridorActor` on the holder of its own lease (`route:<id>`), which makes its pushes
+/// from those logs (`CorridorHost`); `route:` rooms are on the room log, so their pushes reach
+/// watchers on every node. The expiry timer runs on the hub's node alone, and moves with the
+/// lease when that node dies; a corridor whose node died is taken by a node watching it.
 public struct RoutesDomain: Domain {
     public static let name = "routes"
 
@@ -27,7 +29,11 @@ public struct RoutesDomain: Domain {
     public static let retireAfterSeconds = Setting("routes.retireAfterSeconds", default: 600, range: 1...86_400,
                                                    help: "seconds a corridor nobody watches stays in memory")
     public static let sweepSeconds = Setting("routes.sweepSeconds", default: 30, range: 1...3_600,
-                                             help: "seconds between marks of the corridors watched on a node, and the intel hub's look at which to keep live")
+                                             help: "seconds between marks of the corridors watched on a node, and each node's look at which of its corridors to keep live")
+    public static let takeOverSeconds = Setting("routes.takeOverSeconds", default: 2, range: 1...600,
+                                                help: "seconds between each node's look for corridors watched there whose owner node is gone (it takes them)")
+    public static let shardDegrees = Setting("routes.shardDegrees", default: 0.05, range: 0.001...10.0,
+                                             help: "the size of an intel shard's cell, in degrees of latitude (each shard's items are decided by one owner and written to one log)")
     public static let karmaPerItem = Setting("routes.karmaPerItem", default: 1, range: 0...1_000, help: "karma for sharing an item")
     public static let karmaPerLike = Setting("routes.karmaPerLike", default: 2, range: 0...1_000,
                                              help: "karma for each like an item receives")
@@ -61,7 +67,7 @@ public struct RoutesDomain: Domain {
 
     public static var settings: [any AnySetting] {
         [intelTtlSeconds, defaultWidthMeters, maxWidthMeters, maxPathKm, retireAfterSeconds, sweepSeconds, karmaPerItem, karmaPerLike,
-         karmaPerLink, maxQueryResults, maxQueryDegrees, maxProviderBodyBytes, maxProviderItems, maxTrackPoints, trackGapSeconds,
+         karmaPerLink, takeOverSeconds, shardDegrees, maxQueryResults, maxQueryDegrees, maxProviderBodyBytes, maxProviderItems, maxTrackPoints, trackGapSeconds,
          trackStartMeters, commentsShown, keepExpiredSeconds, keepCorridorSeconds, pruneSeconds]
     }
 
@@ -72,8 +78,11 @@ public struct RoutesDomain: Domain {
 
     public let hub: IntelHub
     public let directory: CorridorDirectory
+    /// The corridors live on this node.
+    let host: CorridorHost
     let feed: RoomFeed
     let sweepInterval: Double
+    let takeOverInterval: Double
     let maxQueryDegrees: Double
     let capabilities: Capabilities
     let store: Store
@@ -101,10 +110,14 @@ public struct RoutesDomain: Domain {
         intel.karmaPerLike = context.settings[Self.karmaPerLike]
         intel.karmaPerLink = context.settings[Self.karmaPerLink]
         intel.maxQueryResults = context.settings[Self.maxQueryResults]
+        intel.shards = IntelShards(degrees: context.settings[Self.shardDegrees])
         hub = try IntelHub(store: context.store, configuration: intel,
                            rooms: CorridorPublishing(feed: context.feed, directory: directory, logger: context.logger))
+        host = CorridorHost(store: context.store, feed: context.feed, directory: directory, shards: intel.shards, grid: intel.grid,
+                            logger: context.logger)
         feed = context.feed
         sweepInterval = Double(context.settings[Self.sweepSeconds])
+        takeOverInterval = Double(context.settings[Self.takeOverSeconds])
         maxQueryDegrees = context.settings[Self.maxQueryDegrees]
         self.capabilities = capabilities
         store = context.store
@@ -120,8 +133,8 @@ public struct RoutesDomain: Domain {
                           keepCorridorSeconds: Double(context.settings[Self.keepCorridorSeconds]), logger: context.logger)
         context.capabilities.provide(NamedIntelFeed.self, NamedIntelFeed(hub: hub))
         if let events = capabilities.resolve(ClusterEvents.self) {
-            let hub = self.hub
-            events.subscribe(UserErased.self) { e in Task { await hub.dropPrivate(of: e.user) } }
+            let host = self.host
+            events.subscribe(PrivateCorridorsGone.self) { e in host.dropPrivate(of: e.user, destination: e.destination) }
         }
         provider = ProviderIntel(hub: hub, maxBodyBytes: context.settings[Self.maxProviderBodyBytes],
                                  maxItems: context.settings[Self.maxProviderItems])
@@ -139,42 +152,57 @@ public struct RoutesDomain: Domain {
         try db.execute(sql: "DELETE FROM karma WHERE user = ?", arguments: [user])
     }
 
-    /// Its private corridors leave memory here, and on the other nodes (the hub's may be another).
+    /// Its private corridors leave memory here, and on the other nodes (they may live on any).
     public func erased(user: String) {
-        let hub = self.hub
-        Task { await hub.dropPrivate(of: user) }
-        capabilities.resolve(ClusterEvents.self)?.publish(UserErased(user: user))
+        host.dropPrivate(of: user)
+        capabilities.resolve(ClusterEvents.self)?.publish(PrivateCorridorsGone(user: user))
     }
 
-    /// An account was deleted on another node (`erased(user:)`): their private corridors leave this node's memory too.
-    struct UserErased: ClusterEvent {
+    /// A user's account (`erased(user:)`) or one of their destinations (`destination.forget`) went
+    /// on another node: the private corridors along them leave this node's memory too.
+    struct PrivateCorridorsGone: ClusterEvent {
         static let topic = "routes.erased"
         var user: String
+        /// The destination whose corridor went; nil: all the user's.
+        var destination: String?
     }
 
     public var rooms: [any RoomDirectory] {
-        [CorridorRooms(hub: hub, directory: directory, capabilities: capabilities)]
+        [CorridorRooms(hub: hub, host: host, directory: directory, capabilities: capabilities)]
     }
 
     public var services: [any Service] {
-        let hub = self.hub, directory = self.directory, feed = self.feed, capabilities = self.capabilities, pruning = self.pruning
-        let window = directory.configuration.retireAfterSeconds
+        let hub = self.hub, host = self.host, directory = self.directory, feed = self.feed, capabilities = self.capabilities
+        let pruning = self.pruning, window = directory.configuration.retireAfterSeconds
         return [
-            Expirer(hub: hub, capabilities: capabilities, window: window),
-            // Every node marks the corridors its members watch as used; the owner loads those and
-            // retires the ones nobody used.
+            Expirer(hub: hub, capabilities: capabilities),
+            // Every node marks the corridors its members watch as used, and retires its own live
+            // corridors that nobody used (here or, by their `last_used`, on any node).
             Periodic(every: sweepInterval) { now in
                 await directory.touch(feed.watched(prefix: RoutePush.roomPrefix), now: now)
-                if await capabilities.resolve(LoggedRooms.self)?.holds(Self.home) ?? true { await hub.sweep(now: now, window: window) }
+                guard let used = try? await directory.used(since: now - window) else { return }
+                host.retire(now: now, window: window, used: used)
+            },
+            // A corridor watched here whose node is gone is taken here (a node watching it claims
+            // its lease first), so its watchers hear of changes again after a new epoch.
+            Periodic(every: takeOverInterval) { _ in
+                guard let rooms = capabilities.resolve(LoggedRooms.self) else { return }
+                let orphans = feed.watched(prefix: RoutePush.roomPrefix).filter { host.live($0) == nil }.map(RoutePush.room)
+                guard !orphans.isEmpty else { return }
+                for room in await rooms.claimUnheld(orphans) {
+                    if let id = RoomName(room)?.id { _ = try? await host.open(id) }
+                }
             },
             Periodic(every: pruning.interval) { now in await pruning.run(now: now) },
         ]
     }
 
     /// `route:<id>`: any logged-in user may watch a corridor that was ever subscribed to (a private
-    /// one, only its owner). Every corridor is under the one lease of the intel hub.
+    /// one, only its owner). Each corridor is under its own lease (`route:<id>`), as a venue is;
+    /// the intel hub under `route:*`.
     struct CorridorRooms: RoomDirectory {
         let hub: IntelHub
+        let host: CorridorHost
         let directory: CorridorDirectory
         let capabilities: Capabilities
         var prefix: String { RoutePush.roomPrefix }
@@ -183,16 +211,30 @@ public struct RoutesDomain: Domain {
             try await snapshot(id, for: user, view: .object([]))
         }
 
+        /// A private corridor is `not_found` to everyone but its owner.
         func snapshot(_ id: String, for user: String, view: JSON) async throws(ProtocolError) -> RoomSnapshot {
-            try await hub.snapshot(id, for: user, view: try CorridorView(view),
-                                   language: capabilities.resolve(UserDirectory.self)?.language(of: user))
+            let shape = try CorridorView(view)
+            let corridor = try await host.open(id)
+            guard corridor.owner.map({ $0.user == user }) ?? true else { throw .notFound("no corridor \(id)") }
+            return try await corridor.snapshot(view: shape, language: capabilities.resolve(UserDirectory.self)?.language(of: user),
+                                               aliases: directory.aliases)
         }
 
         func authorize(_ id: String, for user: String) async throws(ProtocolError) { try await directory.authorize(id, for: user) }
-        func lease(of id: String) -> String { RoutesDomain.home }
-        func acquired(_ id: String) { hub.invalidate() }
+
+        /// This node took `route:<id>` (or the hub's `route:*`): what it held of it may be stale.
+        func acquired(_ id: String) {
+            if id == "*" { hub.invalidate() } else { host.drop(id) }
+        }
+
         var ownerHearsResumes: Bool { true }
-        func resumed(_ id: String) async throws(ProtocolError) { try await hub.resumed(id) }
+
+        /// A member resumed the corridor on some node: it is live here from now on (loaded in a new
+        /// epoch if it was not, so the resume gives way to a snapshot: pushes it missed while it
+        /// was not live were never made).
+        func resumed(_ id: String) async throws(ProtocolError) {
+            try await host.open(id).touch(at: Date().timeIntervalSince1970)
+        }
     }
 
     /// Expires items when they fall due, on the routes' owner only: sleeps until the next one (at
@@ -202,17 +244,13 @@ public struct RoutesDomain: Domain {
     struct Expirer: Service {
         let hub: IntelHub
         let capabilities: Capabilities
-        /// Corridors used this recently are loaded when this node becomes the owner.
-        let window: Double
 
         func run() async throws {
             await cancelWhenGracefulShutdown {
                 while !Task.isCancelled {
                     var wait = 1.0
                     if await capabilities.resolve(LoggedRooms.self)?.holds(RoutesDomain.home) ?? true {
-                        let now = Date().timeIntervalSince1970
-                        await hub.refresh(now: now, window: window)
-                        _ = await hub.expire(now: now)
+                        _ = await hub.expire(now: Date().timeIntervalSince1970)
                         wait = min(1, max(0.001, (await hub.nextExpiry ?? .infinity) - Date().timeIntervalSince1970))
                     }
                     do { try await Task.sleep(for: .seconds(wait)) } catch { return }

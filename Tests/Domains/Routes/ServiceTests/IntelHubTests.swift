@@ -1,6 +1,7 @@
 import Foundation
 import HubbubTestSupport
 import Realtime
+import RoomLog
 import RouteService
 import Routes
 import Storage
@@ -10,7 +11,7 @@ import XCTest
 final class IntelHubTests: XCTestCase {
     /// A store in a temporary directory, closed and removed when the test ends.
     private func store() throws -> Store {
-        try temporaryStore("hubbub-routes", migrations: .of(RouteSchema.register)).store
+        try temporaryStore("hubbub-routes", migrations: .of(RoomLogSchema.migrations, RouteSchema.register)).store
     }
 
     private func hub(_ store: Store, ttl: Double = 10, now: Double) throws -> IntelHub {

@@ -1,5 +1,6 @@
 import Foundation
 import HubbubTestSupport
+import RoomLog
 import RouteService
 import Routes
 import Storage
@@ -10,7 +11,7 @@ import XCTest
 final class NamedItemsTests: XCTestCase {
     /// A store in a temporary directory, closed and removed when the test ends.
     private func store() throws -> Store {
-        try temporaryStore("hubbub-named", migrations: .of(RouteSchema.register)).store
+        try temporaryStore("hubbub-named", migrations: .of(RoomLogSchema.migrations, RouteSchema.register)).store
     }
 
     private func hub(_ store: Store, ttl: Double = 100, now: Double) throws -> IntelHub {

@@ -1,0 +1,156 @@
+import DomainSeam
+import Foundation
+import Realtime
+import RoomLog
+import Routes
+import Synchronization
+
+/// An item as a node holds it for its corridors: decoded from its shard's log and encoded once for
+/// every corridor here that shows it (each adds its own distance).
+final class LiveItem: Sendable {
+    let item: IntelItem
+    let encoded: EncodedItem
+    /// The item's translations' tags, sorted (a push has a version for each).
+    let languages: [String]
+
+    init(_ item: IntelItem, aliases: Aliases) {
+        self.item = item
+        encoded = EncodedItem(item, aliases: aliases)
+        languages = item.translations.keys.sorted()
+    }
+}
+
+/// What a shard's entry means for one corridor (decided by the node's `CorridorHost`, which finds
+/// the corridors whose band holds the item).
+enum CorridorAction: Sendable {
+    /// The item arrives in the corridor: `intel.added`.
+    case add(LiveItem)
+    /// The item, still in the corridor, changed: `intel.updated`.
+    case update(LiveItem)
+    /// The item expired, ended or left the corridor: `intel.expired`.
+    case remove(String)
+    /// Two items were linked (each as it now is): `intel.linked`.
+    case link(LiveItem, to: LiveItem)
+}
+
+/// One live corridor, the brief's actor per route corridor: its room `route:<id>`, the items inside
+/// its band (as of the entries it has taken), and the pushes it makes from its shards' entries,
+/// written through its own `RoomWriter` (the failure policy of an owner of one room: on a failed
+/// write the node's host drops it, and it is loaded again in a new epoch). The host hands it
+/// actions in each shard's order through its mailbox; it takes them in batches, one write each.
+actor CorridorActor {
+    nonisolated let id: String
+    nonisolated let corridor: Corridor
+    /// Whose recorded path it follows, if it does: then only that user may watch it.
+    nonisolated let owner: CorridorOwner?
+    nonisolated let room: String
+    /// The items inside the band, by id, as of the last action taken.
+    private var items: [String: LiveItem]
+    private let writer: RoomWriter
+    private nonisolated let mailbox = Mutex(Mailbox())
+    /// When someone last subscribed, resumed or was told of it here (seconds since 1970).
+    private nonisolated let activity: Mutex<Double>
+    /// Told when a write fails (the host drops the corridor).
+    private let failed: @Sendable (String) -> Void
+
+    private struct Mailbox {
+        var actions: [CorridorAction] = []
+        /// A drain is scheduled or running.
+        var draining = false
+    }
+
+    init(id: String, corridor: Corridor, owner: CorridorOwner?, items: [String: LiveItem], head: RoomHead, writer: RoomWriter,
+         now: Double, failed: @escaping @Sendable (String) -> Void) {
+        self.id = id
+        self.corridor = corridor
+        self.owner = owner
+        self.items = items
+        self.writer = writer
+        self.failed = failed
+        room = RoutePush.room(id)
+        activity = Mutex(now)
+        writer.adopt(room, head: head)
+    }
+
+    /// `{from, to, via, widthMeters, recorded}` as `route.subscribe` and snapshots show it.
+    nonisolated var json: JSON {
+        ["from": corridor.from.json, "to": corridor.to.json, "via": .array(corridor.path.dropFirst().dropLast().map(\.json)),
+         "widthMeters": .double(corridor.widthMeters), "recorded": .bool(owner != nil)]
+    }
+
+    nonisolated var lastActivity: Double { activity.withLock { $0 } }
+    nonisolated func touch(at now: Double) { activity.withLock { $0 = max($0, now) } }
+    /// Writes handed to the store and not yet durable (it retires only at 0).
+    nonisolated var inFlight: Int { writer.inFlight }
+
+    /// Hands the corridor `actions` (in order); it makes their pushes soon, in one write.
+    nonisolated func enqueue(_ actions: [CorridorAction]) {
+        guard !actions.isEmpty else { return }
+        let start = mailbox.withLock { m -> Bool in
+            m.actions += actions
+            defer { m.draining = true }
+            return !m.draining
+        }
+        if start { Task { await self.drain() } }
+    }
+
+    private func drain() {
+        while true {
+            let batch = mailbox.withLock { m -> [CorridorAction] in
+                if m.actions.isEmpty { m.draining = false }
+                defer { m.actions = [] }
+                return m.actions
+            }
+            guard !batch.isEmpty else { return }
+            take(batch)
+        }
+    }
+
+    /// Applies `batch` and writes its pushes (without waiting: the next batch is taken meanwhile).
+    /// The entries they come from are durable already, so the store's queue never refuses them.
+    private func take(_ batch: [CorridorAction]) {
+        guard !writer.failed else { return failed(id) }
+        let now = Date().timeIntervalSince1970, to = corridor.to
+        for action in batch {
+            switch action {
+            case .add(let live), .update(let live):
+                let isNew = items.updateValue(live, forKey: live.item.id) == nil
+                let event: RoutePush = if case .add = action, isNew { .added } else { .updated }
+                let distance = Int(live.item.distance(to: to).rounded())
+                writer.stage(event, languages: live.languages, data: { tag in ["item": live.encoded.json(tag: tag, distance: distance)] },
+                             in: room, at: now)
+            case .remove(let id):
+                items[id] = nil
+                writer.stage(RoutePush.expired, data: ["item": .string(id)], in: room, at: now)
+            case .link(let a, let b):
+                for live in [a, b] where items[live.item.id] != nil { items[live.item.id] = live }
+                writer.stage(RoutePush.linked, data: ["item": .string(a.item.id), "to": .string(b.item.id)], in: room, at: now)
+            }
+        }
+        guard writer.hasStaged else { return }
+        let id = self.id, failed = self.failed
+        writer.submit({ _ in }) { outcome in
+            if case .failure = outcome { failed(id) }
+        }
+    }
+
+    /// Room `route:<id>` for a new subscriber: `{corridor, items}`, the items as `view` asks, in
+    /// `language`, and the room's head at that point (its pushes in flight included: the feed holds
+    /// the answer until they are delivered).
+    func snapshot(view: CorridorView, language: String?, aliases: @Sendable ([String]) async -> Aliases) async throws(ProtocolError) -> RoomSnapshot {
+        guard let at = writer.snapshot(of: room) else { throw ProtocolError(.unavailable, "the corridor is reloading; try again") }
+        let shown = items.values.map(\.item)
+        touch(at: Date().timeIntervalSince1970)
+        // The items and the head are taken together; the names may be looked up after.
+        let names = await aliases(shown.compactMap(\.user))
+        let list = view.list(shown, to: corridor.to, aliases: names, language: language)
+        return RoomSnapshot(head: at.head, data: ["corridor": json, "items": .array(list)], mark: at.mark)
+    }
+
+    /// The ids of the items inside the band now (tests).
+    func itemIDs() -> Set<String> { Set(items.keys) }
+}
+
+extension GeoPoint {
+    var json: JSON { ["lat": .double(lat), "lon": .double(lon)] }
+}

@@ -1,0 +1,310 @@
+import DomainSeam
+import Foundation
+import Logging
+import Realtime
+import RoomLog
+import Routes
+import Storage
+import Synchronization
+
+/// The corridors live on this node and the copies of the intel shards they follow. Each shard's
+/// log (room `intel:<shard>`, written by the shard's owner, on any node) reaches this node through
+/// its `RoomFeed` in `seq` order; the host applies each entry to its copy of the shard and, in the
+/// same step, hands it to the corridors here whose band holds the item (a `CorridorIndex` finds
+/// them, as the one hub did). A corridor opened here takes its items from the copies and is handed
+/// every entry after them, under one lock: what its snapshot shows and what it pushes meet exactly.
+///
+/// A shard's copy is read once from the store (its live items and its log's head, in one read)
+/// when the first corridor here needs it, and let go when the last one goes. A copy whose log
+/// began a new epoch cannot know what it missed: it is read again, and its corridors are dropped
+/// (loaded again, each in a new epoch, their watchers take a snapshot).
+final class CorridorHost: Sendable {
+    /// A node's copy of one shard: its live items as its log has them up to `head`.
+    private struct ShardCopy {
+        var head: RoomHead
+        var items: [String: LiveItem]
+        let follower: LogFollower
+        /// The corridors here that follow it.
+        var corridors: Set<String> = []
+    }
+
+    private struct State {
+        var copies: [String: ShardCopy] = [:]
+        var index: CorridorIndex
+        var corridors: [String: CorridorActor] = [:]
+        /// The shards each live corridor follows.
+        var follows: [String: [String]] = [:]
+    }
+
+    let shards: IntelShards
+    private let store: Store
+    private let feed: RoomFeed
+    let directory: CorridorDirectory
+    private let logger: Logger
+    private let state: Mutex<State>
+    /// Loads under way (of a corridor, or of a shard's copy: `shard:<name>`), so many callers wait for one.
+    private let loading = Mutex<[String: Task<Void, Never>]>([:])
+    /// Corridors whose last load failed, and why (their callers are told).
+    private let failures = Mutex<[String: ProtocolError]>([:])
+    /// Items are in their shards (`place`).
+    private let placed = Mutex(false)
+
+    init(store: Store, feed: RoomFeed, directory: CorridorDirectory, shards: IntelShards, grid: GeoGrid, logger: Logger) {
+        self.store = store
+        self.feed = feed
+        self.directory = directory
+        self.shards = shards
+        self.logger = logger
+        state = Mutex(State(index: CorridorIndex(grid: grid)))
+    }
+
+    /// The room of shard `shard`'s log.
+    static func logRoom(_ shard: String) -> String { "intel:\(shard)" }
+
+    /// Live corridors here (tests, metrics).
+    var count: Int { state.withLock { $0.corridors.count } }
+
+    /// Corridor `id` if it is live here.
+    func live(_ id: String) -> CorridorActor? { state.withLock { $0.corridors[id] } }
+
+    // MARK: Entries
+
+    /// One push of shard `shard`'s log, in order (under the feed's lock: decided and handed on).
+    private func received(_ push: LoggedPush, shard: String) {
+        guard let entry = IntelEntry(push: push) else {
+            logger.error("routes: an entry of an intel shard's log that is not one", metadata: ["room": "\(push.room)", "seq": "\(push.seq)"])
+            return
+        }
+        let live = Dictionary(entry.items.map { ($0.id, LiveItem($0, aliases: entry.aliases)) }, uniquingKeysWith: { a, _ in a })
+        var reset = false
+        let handed: [(CorridorActor, [CorridorAction])] = state.withLock { s in
+            guard var copy = s.copies[shard] else { return [] }
+            guard push.epoch == copy.head.epoch else {
+                reset = true
+                return []
+            }
+            guard push.seq == copy.head.seq + 1 else { return [] } // the feed hands each once, in order
+            copy.head.seq = push.seq
+            var actions: [String: [CorridorAction]] = [:]
+            func hand(_ action: CorridorAction, to ids: [String]) { for id in ids { actions[id, default: []].append(action) } }
+            switch entry.change {
+            case .added(let item):
+                copy.items[item.id] = live[item.id]
+                hand(.add(live[item.id]!), to: s.index.corridors(containingAny: item.points))
+            case .updated(let item):
+                copy.items[item.id] = live[item.id]
+                hand(.update(live[item.id]!), to: s.index.corridors(containingAny: item.points))
+            case .revised(let item, let before):
+                copy.items[item.id] = live[item.id]
+                let was = Set(s.index.corridors(containingAny: before)), now = s.index.corridors(containingAny: item.points)
+                let nowSet = Set(now)
+                hand(.update(live[item.id]!), to: now.filter { was.contains($0) })
+                hand(.add(live[item.id]!), to: now.filter { !was.contains($0) })
+                hand(.remove(item.id), to: was.filter { !nowSet.contains($0) })
+            case .removed(let item):
+                copy.items[item.id] = nil
+                hand(.remove(item.id), to: s.index.corridors(containingAny: item.points))
+            case .linked(let a, let b, let side):
+                for item in [a, b] where copy.items[item.id] != nil { copy.items[item.id] = live[item.id] }
+                let holdingA = s.index.corridors(containingAny: a.points)
+                let targets: [String] = switch side {
+                case .both: Array(Set(holdingA).union(s.index.corridors(containingAny: b.points)))
+                case .item: holdingA
+                case .to: s.index.corridors(containingAny: b.points).filter { !Set(holdingA).contains($0) }
+                }
+                hand(.link(live[a.id]!, to: live[b.id]!), to: targets)
+            }
+            s.copies[shard] = copy
+            // Only corridors that follow this shard take its entries (a corridor opened meanwhile
+            // took the copy's items as of now, and follows from here).
+            return actions.compactMap { id, list in copy.corridors.contains(id) ? s.corridors[id].map { ($0, list) } : nil }
+        }
+        for (corridor, actions) in handed { corridor.enqueue(actions) }
+        if reset {
+            logger.notice("routes: an intel shard's log began a new epoch; its corridors here start afresh", metadata: ["shard": "\(shard)"])
+            Task { self.resetCopy(shard) }
+        }
+    }
+
+    /// The copy of `shard` is read again; its corridors are dropped (loaded again in a new epoch).
+    private func resetCopy(_ shard: String) {
+        let (follower, dropped) = state.withLock { s -> (LogFollower?, [String]) in
+            guard let copy = s.copies.removeValue(forKey: shard) else { return (nil, []) }
+            return (copy.follower, Array(copy.corridors))
+        }
+        if let follower { feed.unfollow(Self.logRoom(shard), follower) }
+        for id in dropped { drop(id) }
+    }
+
+    // MARK: Opening and dropping corridors
+
+    /// Corridor `id` live here: loaded (its definition read, its room moved to a new epoch: pushes
+    /// its watchers missed while it was not live were never made) if it was not. `not_found` if no
+    /// such corridor was ever stored; `unavailable` if it could not be read.
+    @discardableResult
+    func open(_ id: String) async throws(ProtocolError) -> CorridorActor {
+        if let actor = live(id) { return actor }
+        await once(id) { await self.load(id) }
+        if let actor = live(id) { return actor }
+        throw failures.withLock { $0[id] } ?? ProtocolError(.unavailable, "could not load the corridor; try again")
+    }
+
+    /// Runs `work` under `key` unless it runs already; waits for it either way.
+    private func once(_ key: String, _ work: @escaping @Sendable () async -> Void) async {
+        let task = loading.withLock { loading -> Task<Void, Never> in
+            if let running = loading[key] { return running }
+            let task = Task {
+                await work()
+                _ = self.loading.withLock { $0.removeValue(forKey: key) }
+            }
+            loading[key] = task
+            return task
+        }
+        await task.value
+    }
+
+    private func load(_ id: String) async {
+        failures.withLock { $0[id] = nil }
+        func fail(_ error: ProtocolError) { failures.withLock { $0[id] = error } }
+        let definition: CorridorDefinition
+        do {
+            guard let found = try await store.read({ db in try CorridorDirectory.definitions([id], db) }).first else {
+                return fail(.notFound("no corridor \(id)"))
+            }
+            definition = found
+        } catch {
+            logger.warning("routes: could not read a corridor", metadata: ["corridor": "\(id)", "error": "\(error)"])
+            return fail(ProtocolError(.unavailable, "could not load the corridor; try again"))
+        }
+        let covered = shards.shards(covering: definition.corridor)
+        for shard in covered { await copy(shard) }
+        let room = RoutePush.room(id)
+        let head: RoomHead
+        do {
+            head = try await store.write { db in try RoomLogRows.renewEpoch(of: room, db) }
+        } catch {
+            logger.warning("routes: could not load a corridor", metadata: ["corridor": "\(id)", "error": "\(error)"])
+            return fail(ProtocolError(.unavailable, "could not load the corridor; try again"))
+        }
+        let writer = RoomWriter(store: store, feed: feed, logger: logger)
+        let opened = state.withLock { s -> Bool in
+            guard s.corridors[id] == nil else { return true }
+            // A copy reset meanwhile: the next caller loads again.
+            guard covered.allSatisfy({ s.copies[$0] != nil }) else { return false }
+            s.index.insert(definition.corridor, id: id)
+            var items: [String: LiveItem] = [:]
+            for shard in covered {
+                s.copies[shard]!.corridors.insert(id)
+                for (itemID, live) in s.copies[shard]!.items where live.item.points.contains(where: { s.index.corridor(id, contains: $0) }) {
+                    items[itemID] = live
+                }
+            }
+            s.follows[id] = covered
+            s.corridors[id] = CorridorActor(id: id, corridor: definition.corridor, owner: definition.owner, items: items, head: head,
+                                            writer: writer, now: Date().timeIntervalSince1970) { [weak self] id in self?.drop(id) }
+            return true
+        }
+        if !opened { fail(ProtocolError(.unavailable, "the corridor is reloading; try again")) }
+    }
+
+    /// This node's copy of `shard`, read from the store if it has none: the shard's live items and
+    /// its log's head in one read (a shard's items and its head move in one transaction, so they
+    /// agree), then followed from that head on.
+    private func copy(_ shard: String) async {
+        guard state.withLock({ $0.copies[shard] == nil }) else { return }
+        await once("placement") { await self.place() }
+        await once("shard:\(shard)") {
+            guard self.state.withLock({ $0.copies[shard] == nil }) else { return }
+            let room = Self.logRoom(shard), now = Date().timeIntervalSince1970
+            let read: (items: [IntelItem], head: RoomHead)
+            do {
+                // A log nobody wrote yet has no head: it is made first (a read cannot).
+                if try await self.store.read({ db in try RoomLogRows.heads(of: [room], db)[room] }) == nil {
+                    _ = try await self.store.write { db in try RoomLogRows.head(of: room, db) }
+                }
+                read = try await self.store.read { db in
+                    guard let head = try RoomLogRows.heads(of: [room], db)[room] else { throw StoreError.closed }
+                    return (try IntelRows.live(now: now, shard: shard, db), head)
+                }
+            } catch {
+                self.logger.warning("routes: could not read an intel shard", metadata: ["shard": "\(shard)", "error": "\(error)"])
+                return
+            }
+            let names = await self.directory.aliases(read.items.compactMap(\.user))
+            let follower = LogFollower { [weak self] push in self?.received(push, shard: shard) }
+            self.state.withLock { s in
+                s.copies[shard] = ShardCopy(head: read.head, items: Dictionary(read.items.map { ($0.id, LiveItem($0, aliases: names)) },
+                                                                                uniquingKeysWith: { a, _ in a }), follower: follower)
+            }
+            if !self.feed.follow(room, at: read.head, follower) {
+                // Connections watch it (the prefix is not a client's): it cannot be followed.
+                self.logger.error("routes: an intel shard's log cannot be followed", metadata: ["shard": "\(shard)"])
+                self.state.withLock { _ = $0.copies.removeValue(forKey: shard) }
+            }
+        }
+    }
+
+    /// Once per run of this node, before its first copy: live items stored without their shard
+    /// (written before shards, or under another `routes.shardDegrees`) are given it.
+    private func place() async {
+        guard !placed.withLock({ $0 }) else { return }
+        let shards = self.shards, now = Date().timeIntervalSince1970
+        do {
+            let moved = try await store.write { db in try IntelRows.place(in: shards, now: now, db) }
+            if moved > 0 { logger.notice("routes: live intel items placed in their shards", metadata: ["items": "\(moved)"]) }
+            placed.withLock { $0 = true }
+        } catch {
+            logger.warning("routes: could not place intel items in their shards", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Corridor `id` is no longer live here (retired, dropped after a failed write, its lease
+    /// taken by another node, its owner's recording gone). A shard no corridor here follows any
+    /// more is let go.
+    func drop(_ id: String) {
+        let released = state.withLock { s -> [(String, LogFollower)] in
+            guard s.corridors.removeValue(forKey: id) != nil else { return [] }
+            s.index.remove(id: id)
+            var released: [(String, LogFollower)] = []
+            for shard in s.follows.removeValue(forKey: id) ?? [] {
+                s.copies[shard]?.corridors.remove(id)
+                if let copy = s.copies[shard], copy.corridors.isEmpty {
+                    s.copies[shard] = nil
+                    released.append((shard, copy.follower))
+                }
+            }
+            return released
+        }
+        for (shard, follower) in released { feed.unfollow(Self.logRoom(shard), follower) }
+    }
+
+    /// Drops the live private corridors of `user` (to `destination`, or all): their recording or
+    /// account is gone.
+    func dropPrivate(of user: String, destination: String? = nil) {
+        let ids = state.withLock { s in
+            s.corridors.values.filter { c in c.owner.map { $0.user == user && (destination.map { $0 == c.owner?.destination } ?? true) } ?? false }.map(\.id)
+        }
+        for id in ids { drop(id) }
+    }
+
+    /// Retires corridors here that nobody used within `window` seconds, on any node (`used`: their
+    /// `last_used`) or here, with no write in flight.
+    func retire(now: Double, window: Double, used: Set<String>) {
+        let idle = state.withLock { s in
+            s.corridors.values.filter { !used.contains($0.id) && now - $0.lastActivity > window && $0.inFlight == 0 }.map(\.id)
+        }
+        for id in idle { drop(id) }
+    }
+
+    /// The ids of the live corridors here.
+    var liveIDs: [String] { state.withLock { Array($0.corridors.keys) } }
+}
+
+extension CorridorIndex {
+    /// The ids of the corridors whose band holds any of `points`, each once.
+    func corridors(containingAny points: [GeoPoint]) -> [String] {
+        guard points.count > 1 else { return points.first.map { corridors(containing: $0) } ?? [] }
+        var seen = Set<String>()
+        return points.flatMap { corridors(containing: $0) }.filter { seen.insert($0).inserted }
+    }
+}

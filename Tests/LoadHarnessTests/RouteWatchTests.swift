@@ -47,9 +47,13 @@ final class RouteWatchTests: XCTestCase {
             PostRecord(key: 6, point: onTheBridge, sentAt: 2_000, ackedAt: nil), // refused
             PostRecord(key: 7, point: justOutside, sentAt: 2_000, ackedAt: 2_100), // just outside
         ]
-        let audit = DeliveryAudit.audit(watches: [w], posts: posts)
+        let audit = DeliveryAudit.audit(watches: [w], posts: posts, pushLagNanos: 100)
         XCTAssertEqual(audit.expected, 2)
         XCTAssertEqual(audit.undelivered, 1)
+        // Acknowledged too shortly before it left for the push (which follows the reply) to come.
+        let late = DeliveryAudit.audit(watches: [w], posts: posts + [PostRecord(key: 8, point: onTheBridge, sentAt: 4_850, ackedAt: 4_950)],
+                                       pushLagNanos: 100)
+        XCTAssertEqual(late.expected, 2, "a post acknowledged within the push's lag of leaving is not expected")
     }
 
     func testTheAuditGroupsTravellersOfOneRoute() {
@@ -59,7 +63,7 @@ final class RouteWatchTests: XCTestCase {
         b.began(at: 0)
         _ = a.added(at: onTheBridge, post: 0)
         let posts = [PostRecord(key: 1, point: onTheBridge, sentAt: 10, ackedAt: 20)]
-        let audit = DeliveryAudit.audit(watches: [a, b, other], posts: posts)
+        let audit = DeliveryAudit.audit(watches: [a, b, other], posts: posts, pushLagNanos: 100)
         XCTAssertEqual(audit.expected, 2, "both travellers on the bridge, not the one far away (who never subscribed either)")
         XCTAssertEqual(audit.undelivered, 1)
     }

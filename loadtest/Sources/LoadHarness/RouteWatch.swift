@@ -80,12 +80,16 @@ public struct RouteWatch: Sendable {
 /// After a run: which of the harness's posts each traveller should have received and did not.
 /// A traveller should receive, once, every post that lies in its corridor (by at least the
 /// tolerance inside the edge), that was sent after its window began (so the server had it
-/// subscribed when the post came in) and acknowledged before the window ended (the server pushes
-/// an item to its corridors before it replies to the post).
+/// subscribed when the post came in) and acknowledged at least `pushLagNanos` before the window
+/// ended (a corridor pushes an item once the change is durable: after the post's reply, by the
+/// time of its own write; protocol.md "Intel is pushed after its change").
 public enum DeliveryAudit {
+    /// How long after a post's reply its pushes may come, in nanoseconds (the harness's clock).
+    public static let pushLagNanos: UInt64 = 1_000_000_000
+
     /// The deliveries expected and those of them that did not happen, over every traveller.
-    public static func audit(watches: [RouteWatch], posts: [PostRecord],
-                             toleranceMeters: Double = RouteWatch.toleranceMeters) -> (expected: Int, undelivered: Int) {
+    public static func audit(watches: [RouteWatch], posts: [PostRecord], toleranceMeters: Double = RouteWatch.toleranceMeters,
+                             pushLagNanos: UInt64 = DeliveryAudit.pushLagNanos) -> (expected: Int, undelivered: Int) {
         var byRoute: [Int: [Int]] = [:]
         for (i, w) in watches.enumerated() where !w.windows.isEmpty { byRoute[w.route, default: []].append(i) }
         let acked = posts.indices.filter { posts[$0].ackedAt != nil }
@@ -100,7 +104,8 @@ public enum DeliveryAudit {
                 for window in watches[m].windows {
                     for p in inside {
                         let post = posts[p]
-                        guard post.sentAt > window.from, let ackedAt = post.ackedAt, window.to.map({ ackedAt < $0 }) ?? true else { continue }
+                        guard post.sentAt > window.from, let ackedAt = post.ackedAt,
+                              window.to.map({ ackedAt + pushLagNanos < $0 }) ?? true else { continue }
                         expected += 1
                         if !window.received.contains(Int32(p)) { missing += 1 }
                     }

@@ -34,10 +34,11 @@ enum CorridorAction: Sendable {
 }
 
 /// One live corridor, the brief's actor per route corridor: its room `route:<id>`, the items inside
-/// its band (as of the entries it has taken), and the pushes it makes from its shards' entries,
-/// written through its own `RoomWriter` (the failure policy of an owner of one room: on a failed
-/// write the node's host drops it, and it is loaded again in a new epoch). The host hands it
-/// actions in each shard's order through its mailbox; it takes them in batches, one write each.
+/// its band (as of the entries it has taken), and the pushes it makes from its shards' entries.
+/// The host hands it actions in each shard's order through its mailbox; it takes them in batches
+/// and stages their pushes in the node's corridor writer (`CorridorHost`), which writes what every
+/// corridor staged in one change: a post near a busy hub reaches hundreds of corridors, and a
+/// change each cost a savepoint and a completion apiece (a third of a core in rush hour).
 actor CorridorActor {
     nonisolated let id: String
     nonisolated let corridor: Corridor
@@ -46,12 +47,13 @@ actor CorridorActor {
     nonisolated let room: String
     /// The items inside the band, by id, as of the last action taken.
     private var items: [String: LiveItem]
+    /// The node's corridor writer (shared by every corridor here).
     private let writer: RoomWriter
     private nonisolated let mailbox = Mutex(Mailbox())
     /// When someone last subscribed, resumed or was told of it here (seconds since 1970).
     private nonisolated let activity: Mutex<Double>
-    /// Told when a write fails (the host drops the corridor).
-    private let failed: @Sendable (String) -> Void
+    /// Asks the host to write what was staged (soon, with what other corridors stage meanwhile).
+    private let flush: @Sendable () -> Void
 
     private struct Mailbox {
         var actions: [CorridorAction] = []
@@ -60,13 +62,13 @@ actor CorridorActor {
     }
 
     init(id: String, corridor: Corridor, owner: CorridorOwner?, items: [String: LiveItem], head: RoomHead, writer: RoomWriter,
-         now: Double, failed: @escaping @Sendable (String) -> Void) {
+         now: Double, flush: @escaping @Sendable () -> Void) {
         self.id = id
         self.corridor = corridor
         self.owner = owner
         self.items = items
         self.writer = writer
-        self.failed = failed
+        self.flush = flush
         room = RoutePush.room(id)
         activity = Mutex(now)
         writer.adopt(room, head: head)
@@ -80,8 +82,6 @@ actor CorridorActor {
 
     nonisolated var lastActivity: Double { activity.withLock { $0 } }
     nonisolated func touch(at now: Double) { activity.withLock { $0 = max($0, now) } }
-    /// Writes handed to the store and not yet durable (it retires only at 0).
-    nonisolated var inFlight: Int { writer.inFlight }
 
     /// Hands the corridor `actions` (in order); it makes their pushes soon, in one write.
     nonisolated func enqueue(_ actions: [CorridorAction]) {
@@ -106,10 +106,12 @@ actor CorridorActor {
         }
     }
 
-    /// Applies `batch` and writes its pushes (without waiting: the next batch is taken meanwhile).
-    /// The entries they come from are durable already, so the store's queue never refuses them.
+    /// Applies `batch` and stages its pushes (the host writes them without waiting: the next batch
+    /// is taken meanwhile). The entries they come from are durable already, so the store's queue
+    /// never refuses them. A corridor the writer no longer holds (a failed write) takes nothing:
+    /// the host drops it.
     private func take(_ batch: [CorridorAction]) {
-        guard !writer.failed else { return failed(id) }
+        guard writer.holds(room) else { return }
         let now = Date().timeIntervalSince1970, to = corridor.to
         for action in batch {
             switch action {
@@ -127,11 +129,7 @@ actor CorridorActor {
                 writer.stage(RoutePush.linked, data: ["item": .string(a.item.id), "to": .string(b.item.id)], in: room, at: now)
             }
         }
-        guard writer.hasStaged else { return }
-        let id = self.id, failed = self.failed
-        writer.submit({ _ in }) { outcome in
-            if case .failure = outcome { failed(id) }
-        }
+        flush()
     }
 
     /// Room `route:<id>` for a new subscriber: `{corridor, items}`, the items as `view` asks, in

@@ -48,6 +48,16 @@ final class CorridorHost: Sendable {
     private let failures = Mutex<[String: ProtocolError]>([:])
     /// Items are in their shards (`place`).
     private let placed = Mutex(false)
+    /// Every corridor here stages its pushes in this writer; `flush` writes them, many corridors'
+    /// in one change. After a failed write every corridor here is dropped (its room forgotten by
+    /// the writer) and a new writer takes over: each is loaded again, in a new epoch.
+    private let writing: Mutex<Writing>
+
+    private struct Writing {
+        var writer: RoomWriter
+        /// A flush is scheduled and has not taken the staged pushes yet.
+        var flushing = false
+    }
 
     init(store: Store, feed: RoomFeed, directory: CorridorDirectory, shards: IntelShards, grid: GeoGrid, logger: Logger) {
         self.store = store
@@ -56,6 +66,40 @@ final class CorridorHost: Sendable {
         self.shards = shards
         self.logger = logger
         state = Mutex(State(index: CorridorIndex(grid: grid)))
+        writing = Mutex(Writing(writer: RoomWriter(store: store, feed: feed, logger: logger)))
+    }
+
+    /// Writes what the corridors here staged, soon: one flush at a time is scheduled, and it
+    /// takes whatever every corridor staged until it runs.
+    private func flush() {
+        let start = writing.withLock { w -> Bool in
+            defer { w.flushing = true }
+            return !w.flushing
+        }
+        guard start else { return }
+        Task {
+            let writer = writing.withLock { w -> RoomWriter in
+                w.flushing = false
+                return w.writer
+            }
+            guard writer.hasStaged else { return }
+            writer.submit({ _ in }) { [weak self] outcome in
+                if case .failure = outcome { self?.failed(writer) }
+            }
+        }
+    }
+
+    /// A write of the corridors' pushes failed: every corridor here goes (its watchers take a
+    /// snapshot when it is loaded again, in a new epoch) and a new writer takes over.
+    private func failed(_ writer: RoomWriter) {
+        let replaced = writing.withLock { w -> Bool in
+            guard w.writer === writer else { return false }
+            w.writer = RoomWriter(store: store, feed: feed, logger: logger)
+            return true
+        }
+        guard replaced else { return }
+        logger.warning("routes: the corridors' pushes could not be written; every corridor here starts afresh")
+        for id in liveIDs { drop(id) }
     }
 
     /// The room of shard `shard`'s log.
@@ -186,9 +230,11 @@ final class CorridorHost: Sendable {
             logger.warning("routes: could not load a corridor", metadata: ["corridor": "\(id)", "error": "\(error)"])
             return fail(ProtocolError(.unavailable, "could not load the corridor; try again"))
         }
-        let writer = RoomWriter(store: store, feed: feed, logger: logger)
         let opened = state.withLock { s -> Bool in
             guard s.corridors[id] == nil else { return true }
+            // Read under the lock: a writer replaced after a failure drops every corridor it
+            // finds live, so one opened with the old writer is dropped too.
+            let writer = writing.withLock { $0.writer }
             // A copy reset meanwhile: the next caller loads again.
             guard covered.allSatisfy({ s.copies[$0] != nil }) else { return false }
             s.index.insert(definition.corridor, id: id)
@@ -201,7 +247,7 @@ final class CorridorHost: Sendable {
             }
             s.follows[id] = covered
             s.corridors[id] = CorridorActor(id: id, corridor: definition.corridor, owner: definition.owner, items: items, head: head,
-                                            writer: writer, now: Date().timeIntervalSince1970) { [weak self] id in self?.drop(id) }
+                                            writer: writer, now: Date().timeIntervalSince1970) { [weak self] in self?.flush() }
             return true
         }
         if !opened { fail(ProtocolError(.unavailable, "the corridor is reloading; try again")) }
@@ -262,9 +308,11 @@ final class CorridorHost: Sendable {
     /// taken by another node, its owner's recording gone). A shard no corridor here follows any
     /// more is let go.
     func drop(_ id: String) {
-        let released = state.withLock { s -> [(String, LogFollower)] in
-            guard s.corridors.removeValue(forKey: id) != nil else { return [] }
+        let released = state.withLock { s -> [(String, LogFollower)]? in
+            guard s.corridors.removeValue(forKey: id) != nil else { return nil }
             s.index.remove(id: id)
+            // Under the lock: a load of the same corridor after this adopts its room afresh.
+            writing.withLock { $0.writer }.drop(RoutePush.room(id))
             var released: [(String, LogFollower)] = []
             for shard in s.follows.removeValue(forKey: id) ?? [] {
                 s.copies[shard]?.corridors.remove(id)
@@ -275,6 +323,7 @@ final class CorridorHost: Sendable {
             }
             return released
         }
+        guard let released else { return }
         for (shard, follower) in released { feed.unfollow(Self.logRoom(shard), follower) }
     }
 
@@ -288,10 +337,11 @@ final class CorridorHost: Sendable {
     }
 
     /// Retires corridors here that nobody used within `window` seconds, on any node (`used`: their
-    /// `last_used`) or here, with no write in flight.
+    /// `last_used`) or here, while no write is in flight.
     func retire(now: Double, window: Double, used: Set<String>) {
+        guard writing.withLock({ $0.writer }).inFlight == 0 else { return }
         let idle = state.withLock { s in
-            s.corridors.values.filter { !used.contains($0.id) && now - $0.lastActivity > window && $0.inFlight == 0 }.map(\.id)
+            s.corridors.values.filter { !used.contains($0.id) && now - $0.lastActivity > window }.map(\.id)
         }
         for id in idle { drop(id) }
     }

@@ -4,7 +4,7 @@ import Routes
 
 /// The one event of an intel shard's log (room `intel:<shard>`, never subscribed to by clients):
 /// each entry is one change of the shard's items.
-enum IntelLogEvent: String, RoomEvent {
+public enum IntelLogEvent: String, RoomEvent {
     case entry = "intel.entry"
 }
 
@@ -12,9 +12,9 @@ enum IntelLogEvent: String, RoomEvent {
 /// item needs to make its own push, and what a node's copy of the shard needs to stay level. The
 /// item travels as clients see it (its poster's alias included), so a corridor's push is made
 /// from it without a lookup. A pure value: `json` and `init?(json:)` are each other's inverse.
-struct IntelEntry: Sendable, Equatable {
+public struct IntelEntry: Sendable, Equatable {
     /// Which side of a link an entry speaks for (a link between two shards is an entry in each).
-    enum LinkSide: String, Sendable {
+    public enum LinkSide: String, Sendable {
         /// Both items are in this shard: corridors holding either hear of it.
         case both
         /// The entry in `item`'s shard: corridors holding `item`.
@@ -24,7 +24,7 @@ struct IntelEntry: Sendable, Equatable {
     }
 
     /// What happened.
-    enum Change: Sendable, Equatable {
+    public enum Change: Sendable, Equatable {
         /// A new item.
         case added(IntelItem)
         /// An item changed in place (a like, a comment).
@@ -37,19 +37,19 @@ struct IntelEntry: Sendable, Equatable {
         case linked(IntelItem, to: IntelItem, side: LinkSide)
     }
 
-    var change: Change
+    public var change: Change
     /// The names shown beside the items' posters (what the pushes show).
-    var aliases: Aliases
+    public var aliases: [String: String]
 
     /// The items the entry carries.
-    var items: [IntelItem] {
+    public var items: [IntelItem] {
         switch change {
         case .added(let i), .updated(let i), .revised(let i, _), .removed(let i): [i]
         case .linked(let a, let b, _): [a, b]
         }
     }
 
-    var json: JSON {
+    public var json: JSON {
         func item(_ i: IntelItem) -> JSON { i.json(aliases: aliases) }
         switch change {
         case .added(let i): return ["change": "added", "item": item(i)]
@@ -61,7 +61,7 @@ struct IntelEntry: Sendable, Equatable {
     }
 
     /// An entry as `json` wrote it; nil if it is not one.
-    init?(json: JSON) {
+    public init?(json: JSON) {
         var aliases: Aliases = [:]
         func item(_ key: String) -> IntelItem? { json[key].flatMap { IntelItem(shown: $0, aliases: &aliases) } }
         guard case .string(let name)? = json["change"], let first = item("item") else { return nil }
@@ -80,13 +80,13 @@ struct IntelEntry: Sendable, Equatable {
         self.aliases = aliases
     }
 
-    init(_ change: Change, aliases: Aliases) {
+    public init(_ change: Change, aliases: [String: String]) {
         self.change = change
         self.aliases = aliases
     }
 
     /// The entry a logged push of an intel shard carries; nil if it is not one.
-    init?(push: LoggedPush) {
+    public init?(push: LoggedPush) {
         guard let envelope = try? JSONParser.parse(push.message.payload, limits: .trusted),
               envelope["event"] == .string(IntelLogEvent.entry.rawValue), let data = envelope["data"] else { return nil }
         self.init(json: data)

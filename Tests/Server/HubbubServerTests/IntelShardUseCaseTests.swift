@@ -1,0 +1,121 @@
+import Foundation
+import HubbubTestSupport
+import Realtime
+import Routes
+import XCTest
+
+/// The intel split into shards (`routes.shardDegrees`, 0.05°: latitude 41.0° is a border), each
+/// change written once to its shard's log, and each corridor making its pushes from the logs of
+/// the shards its band reaches: an item reaches every corridor containing it once, wherever the
+/// borders fall, and a corridor's snapshot and its pushes meet exactly.
+final class IntelShardUseCaseTests: XCTestCase {
+    var server: TestServer!
+
+    override func setUp() async throws { server = try TestServer() }
+    override func tearDown() async throws { server.stop() }
+
+    private func point(_ lat: Double, _ lon: Double) -> JSON { ["lat": .double(lat), "lon": .double(lon)] }
+    private func route(_ from: (Double, Double), _ to: (Double, Double), width: Double) -> JSON {
+        ["from": point(from.0, from.1), "to": point(to.0, to.1), "widthMeters": .double(width)]
+    }
+
+    private func post(_ c: ProtocolClient, at p: (Double, Double), body: String) async throws -> String {
+        let item = try await c.ok("intel.post", ["lat": .double(p.0), "lon": .double(p.1), "kind": "disruption", "body": .string(body)])["item"]
+        return try XCTUnwrap(item?["id"]?.string)
+    }
+
+    /// Each push as `event item` (a link as `intel.linked item>to`).
+    private func events(_ pushes: [JSON]) -> [String] {
+        pushes.map { p in
+            let data = p["data"]
+            let id = data?["item"]?["id"]?.string ?? data?["item"]?.string ?? "?"
+            let to = data?["to"]?.string.map { ">" + $0 } ?? ""
+            return "\(p["event"]?.string ?? "?") \(id)\(to)"
+        }
+    }
+
+    func testAnItemOnAShardBorderReachesEveryCorridorContainingItOnce() async throws {
+        let shards = IntelShards()
+        XCTAssertNotEqual(shards.shard(of: GeoPoint(40.9999, 28.99)), shards.shard(of: GeoPoint(41.0001, 28.99)), "41.0° is a border")
+        let (alice, _) = try await server.user("alice")
+        var watchers: [ProtocolClient] = []
+        // North of the border, south of it, across it: each band holds the border's point.
+        for (i, r) in [route((41.0015, 28.98), (41.0015, 29.00), width: 500), route((40.9985, 28.98), (40.9985, 29.00), width: 500),
+                       route((40.99, 28.99), (41.01, 28.99), width: 300)].enumerated() {
+            let (c, _) = try await server.user("watcher\(i)")
+            _ = try await c.ok("route.subscribe", r)
+            watchers.append(c)
+        }
+        let onBorder = try await post(alice, at: (41.0, 28.99), body: "on the border")
+        let north = try await post(alice, at: (41.0001, 28.99), body: "just north")
+        let south = try await post(alice, at: (40.9999, 28.99), body: "just south")
+        for (i, c) in watchers.enumerated() {
+            let got = events(try await c.awaitPushes(3))
+            XCTAssertEqual(got, ["intel.added \(onBorder)", "intel.added \(north)", "intel.added \(south)"], "corridor \(i): each item once, in order")
+        }
+    }
+
+    func testALinkBetweenTwoShardsReachesEachCorridorHoldingEitherItemOnce() async throws {
+        let (alice, _) = try await server.user("alice")
+        let (bob, _) = try await server.user("bob")
+        let a = (41.02, 28.97), b = (40.98, 28.97) // 4.4 km apart, either side of the border
+        let (x, _) = try await server.user("xavier"), (y, _) = try await server.user("yusuf"), (z, _) = try await server.user("zeynep")
+        _ = try await x.ok("route.subscribe", route((41.019, 28.965), (41.021, 28.975), width: 300))
+        _ = try await y.ok("route.subscribe", route((40.979, 28.965), (40.981, 28.975), width: 300))
+        _ = try await z.ok("route.subscribe", route((40.975, 28.97), (41.025, 28.97), width: 300))
+        let itemA = try await post(alice, at: a, body: "north of the border")
+        let itemB = try await post(alice, at: b, body: "south of the border")
+        _ = try await bob.ok("intel.link", ["item": .string(itemA), "to": .string(itemB)])
+        _ = try await bob.ok("intel.like", ["item": .string(itemA)])
+        _ = try await bob.ok("intel.like", ["item": .string(itemB)])
+        let link = "intel.linked \(itemA)>\(itemB)"
+        let toX = events(try await x.awaitPushes(3)), toY = events(try await y.awaitPushes(3))
+        XCTAssertEqual(toX, ["intel.added \(itemA)", link, "intel.updated \(itemA)"])
+        XCTAssertEqual(toY, ["intel.added \(itemB)", link, "intel.updated \(itemB)"])
+        let both = events(try await z.awaitPushes(5))
+        XCTAssertEqual(both.sorted(), ["intel.added \(itemA)", "intel.added \(itemB)", link, "intel.updated \(itemA)", "intel.updated \(itemB)"].sorted(),
+                       "the corridor holding both hears of the link once: \(both)")
+        // Nothing more: a last item inside all three bands' shared shard would be the 6th push.
+        let last = try await post(alice, at: (41.02, 28.97), body: "last")
+        let lastToZ = events(try await z.awaitPushes(6)).last, lastToX = events(try await x.awaitPushes(4)).last
+        XCTAssertEqual(lastToZ, "intel.added \(last)")
+        XCTAssertEqual(lastToX, "intel.added \(last)")
+        let linkedA = try await bob.ok("intel.get", ["item": .string(itemA)])
+        XCTAssertEqual(linkedA["item"]?["links"], [.string(itemB)])
+    }
+
+    /// Ten posts along the corridor of the test below, one after another; their ids.
+    private static func tenItems(_ c: ProtocolClient, _ i: Int) async throws -> [String] {
+        var ids: [String] = []
+        for n in 0..<10 {
+            let item = try await c.ok("intel.post", ["lat": .double(41.012 + Double(n) * 0.0015), "lon": .double(28.962 + Double(n) * 0.0025),
+                                                     "kind": "disruption", "body": .string("p\(i) #\(n)")])["item"]
+            ids.append(item?["id"]?.string ?? "?")
+        }
+        return ids
+    }
+
+    func testASnapshotAndThePushesAfterItMeetExactlyWhileItemsArrive() async throws {
+        let corridor = route((41.01, 28.96), (41.03, 28.99), width: 600)
+        let p0 = try await server.user("poster0").0, p1 = try await server.user("poster1").0, p2 = try await server.user("poster2").0
+        let (watcher, _) = try await server.user("watcher")
+        // Three posters post ten items each along the corridor while the watcher subscribes.
+        async let first = Self.tenItems(p0, 0)
+        async let second = Self.tenItems(p1, 1)
+        async let third = Self.tenItems(p2, 2)
+        try await Task.sleep(for: .milliseconds(30))
+        let snapshot = try await watcher.ok("route.subscribe", corridor)
+        let posted = try await first + second + third
+        let sentinel = try await post(p0, at: (41.02, 28.975), body: "the last")
+        var pushed: [String] = []
+        while pushed.last != sentinel {
+            pushed = try await watcher.awaitPushes(pushed.count + 1).compactMap { $0["event"]?.string == "intel.added" ? $0["data"]?["item"]?["id"]?.string : nil }
+        }
+        pushed.removeLast()
+        guard case .array(let listed)? = snapshot["items"] else { return XCTFail("no items in \(snapshot.encoded)") }
+        let shown = listed.compactMap { $0["id"]?.string }
+        XCTAssertEqual(Set(shown).intersection(pushed), [], "no item both in the snapshot and pushed after it")
+        XCTAssertEqual(pushed.count, Set(pushed).count, "no item pushed twice")
+        XCTAssertEqual(Set(shown).union(pushed), Set(posted), "every item in the snapshot or pushed after it")
+    }
+}

@@ -85,6 +85,13 @@ public final class Ownership: RoomOwners {
         }
     }
 
+    /// Whether this node counts `room` as its own now (a quarter of a lease before its lease could
+    /// run out, it stops): no claim, no read.
+    public func isHere(_ room: String) -> Bool {
+        guard case .mine(let until, _)? = entries.withLock({ $0[room] }) else { return false }
+        return until > Self.now()
+    }
+
     /// Those of `rooms` whose lease no node holds now (never taken, or run out), read in one go.
     public func unheld(_ rooms: [String]) async throws(ProtocolError) -> [String] {
         guard !rooms.isEmpty else { return [] }

@@ -67,6 +67,8 @@ public struct LoggedRoomJoin: LoggedRooms {
         return true
     }
 
+    public func holdsNow(_ lease: String) -> Bool { owners?.isHere(lease) ?? true }
+
     public func claimUnheld(_ rooms: [String]) async -> [String] {
         guard let owners else { return rooms }
         guard let unheld = try? await owners.unheld(rooms) else { return [] }

@@ -59,6 +59,8 @@ public protocol LoggedRooms: Sendable {
               answer: @escaping @Sendable (RoomSnapshot) -> JSON) async throws(ProtocolError)
     /// Whether this node holds `lease` now, claiming it if nobody does (one node: always).
     func holds(_ lease: String) async -> Bool
+    /// Whether this node holds `lease` now, by what it knows: no claim, no read (one node: always).
+    func holdsNow(_ lease: String) -> Bool
     /// Those of `rooms` (watched here) whose owner is gone, now claimed by this node, in one look
     /// for all of them (one node: every one). A room another node took first is left to it.
     func claimUnheld(_ rooms: [String]) async -> [String]

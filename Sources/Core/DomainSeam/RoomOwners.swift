@@ -6,6 +6,10 @@ public protocol RoomOwners: Sendable {
     func owner(of room: String) async throws(ProtocolError) -> RoomOwner
     /// The owner given for `room` could not be reached: ask again next time.
     func forget(_ room: String)
+    /// Whether this node holds `room`'s lease now, by what it knows (no claim, no read): a room
+    /// owner that keeps writing without being asked (a corridor fed by logs) stops once this is
+    /// false, before another node can take the lease.
+    func isHere(_ room: String) -> Bool
     /// Those of `rooms` whose owner is gone (no live node holds their lease), in one look: rooms
     /// watched here that nobody pushes to any more.
     func unheld(_ rooms: [String]) async throws(ProtocolError) -> [String]

@@ -24,6 +24,8 @@ struct RoomLeases: RoomOwners {
         ownership.forget(lease(of: room))
     }
 
+    func isHere(_ room: String) -> Bool { ownership.isHere(lease(of: room)) }
+
     func unheld(_ rooms: [String]) async throws(ProtocolError) -> [String] {
         let byLease = Dictionary(grouping: rooms, by: lease(of:))
         return try await ownership.unheld(Array(byLease.keys)).flatMap { byLease[$0] ?? [] }

@@ -54,6 +54,9 @@ actor CorridorActor {
     private nonisolated let activity: Mutex<Double>
     /// Asks the host to write what was staged (soon, with what other corridors stage meanwhile).
     private let flush: @Sendable () -> Void
+    /// Whether this actor is still its corridor's, on a node that still holds its lease: the host
+    /// drops it otherwise (it was dropped and loaded again, or another node may take it now).
+    private let current: @Sendable (CorridorActor) -> Bool
 
     private struct Mailbox {
         var actions: [CorridorAction] = []
@@ -62,13 +65,14 @@ actor CorridorActor {
     }
 
     init(id: String, corridor: Corridor, owner: CorridorOwner?, items: [String: LiveItem], head: RoomHead, writer: RoomWriter,
-         now: Double, flush: @escaping @Sendable () -> Void) {
+         now: Double, flush: @escaping @Sendable () -> Void, current: @escaping @Sendable (CorridorActor) -> Bool) {
         self.id = id
         self.corridor = corridor
         self.owner = owner
         self.items = items
         self.writer = writer
         self.flush = flush
+        self.current = current
         room = RoutePush.room(id)
         activity = Mutex(now)
         writer.adopt(room, head: head)
@@ -108,10 +112,10 @@ actor CorridorActor {
 
     /// Applies `batch` and stages its pushes (the host writes them without waiting: the next batch
     /// is taken meanwhile). The entries they come from are durable already, so the store's queue
-    /// never refuses them. A corridor the writer no longer holds (a failed write) takes nothing:
-    /// the host drops it.
+    /// never refuses them. A corridor no longer current (dropped, its lease lapsing, its writer
+    /// failed) takes nothing: its next node loads it in a new epoch.
     private func take(_ batch: [CorridorAction]) {
-        guard writer.holds(room) else { return }
+        guard writer.holds(room), current(self) else { return }
         let now = Date().timeIntervalSince1970, to = corridor.to
         for action in batch {
             switch action {
@@ -137,8 +141,11 @@ actor CorridorActor {
     /// the answer until they are delivered).
     func snapshot(view: CorridorView, language: String?, aliases: @Sendable ([String]) async -> Aliases) async throws(ProtocolError) -> RoomSnapshot {
         guard let at = writer.snapshot(of: room) else { throw ProtocolError(.unavailable, "the corridor is reloading; try again") }
-        let shown = items.values.map(\.item)
-        touch(at: Date().timeIntervalSince1970)
+        // An item past its time whose expiry no hub wrote (it fell due while the hub moved between
+        // nodes: the new one never loads it) is not shown.
+        let now = Date().timeIntervalSince1970
+        let shown = items.values.map(\.item).filter { $0.expiresAt > now }
+        touch(at: now)
         // The items and the head are taken together; the names may be looked up after.
         let names = await aliases(shown.compactMap(\.user))
         let list = view.list(shown, to: corridor.to, aliases: names, language: language)

@@ -51,16 +51,23 @@ public final class CorridorDirectory: Sendable {
         return "p" + Base64.encodeURL(Array(Digest.sha256(Array(text.utf8)).prefix(12)))
     }
 
-    /// Stores `corridor`'s definition (once) and marks it used now.
+    /// Stores `corridor`'s definition, once. Most subscribes name a corridor stored already, found
+    /// by a read; a new one is inserted apart from the group transactions, and a corridor stored
+    /// meanwhile by another subscribe is left as it is. Its `last_used` is the sweeper's to move on
+    /// (`touch`, while anyone watches it): an upsert of it here, in every subscribe's group
+    /// transaction on every node, locked the row of a popular corridor from each node's open
+    /// transaction in turn, and three nodes' groups once waited on each other for good.
     func save(_ corridor: Corridor, owner: CorridorOwner?) async throws(ProtocolError) {
         let id = Self.id(of: corridor, owner: owner)
         let path = corridor.path.map { "\($0.lat),\($0.lon)" }.joined(separator: ";"), width = corridor.widthMeters
         do {
-            try await store.write { db in
+            let stored = try await store.read { db in try SQLRow.fetchOne(db, sql: "SELECT 1 AS found FROM corridor WHERE id = ?", arguments: [id]) != nil }
+            guard !stored else { return }
+            try await store.writeApart { db in
                 let now = Date().timeIntervalSince1970
                 try db.execute(sql: """
                     INSERT INTO corridor (id, path, width, created_at, owner, destination, last_used) VALUES (?, ?, ?, ?, ?, ?, ?)
-                    ON CONFLICT (id) DO UPDATE SET last_used = excluded.last_used
+                    ON CONFLICT (id) DO NOTHING
                     """, arguments: [id, path, width, now, owner?.user, owner?.destination, now])
             }
         } catch {
@@ -82,14 +89,17 @@ public final class CorridorDirectory: Sendable {
         guard let owner, owner.map({ $0 == user }) ?? true else { throw .notFound("no corridor \(id)") }
     }
 
-    /// Marks corridors `ids` used now (their rooms have members on this node), so the routes'
-    /// owner keeps them live.
-    func touch(_ ids: [String], now: Double) async {
+    /// Marks corridors `ids` used now (their rooms have members on this node), so their nodes keep
+    /// them live: apart from the group transactions, in id order (every node locks them in the
+    /// same order), and only the rows not marked within the last `freshSeconds` (another node, or
+    /// this one's last sweep, did).
+    func touch(_ ids: [String], now: Double, freshSeconds: Double = 0) async {
         guard !ids.isEmpty else { return }
-        try? await store.write { db in
-            for chunk in stride(from: 0, to: ids.count, by: 500).map({ Array(ids[$0..<min($0 + 500, ids.count)]) }) {
-                try db.execute(sql: "UPDATE corridor SET last_used = ? WHERE id IN (\(sqlPlaceholders(count: chunk.count)))",
-                               arguments: [now] + SQLArguments(chunk))
+        let sorted = ids.sorted()
+        try? await store.writeApart { db in
+            for chunk in stride(from: 0, to: sorted.count, by: 500).map({ Array(sorted[$0..<min($0 + 500, sorted.count)]) }) {
+                try db.execute(sql: "UPDATE corridor SET last_used = ? WHERE id IN (\(sqlPlaceholders(count: chunk.count))) AND last_used < ?",
+                               arguments: [now] + SQLArguments(chunk) + [now - freshSeconds])
             }
         }
     }

@@ -59,7 +59,12 @@ final class CorridorHost: Sendable {
         var flushing = false
     }
 
-    init(store: Store, feed: RoomFeed, directory: CorridorDirectory, shards: IntelShards, grid: GeoGrid, logger: Logger) {
+    /// Whether this node holds a corridor's lease now (no claim; one node: always).
+    private let holdsNow: @Sendable (String) -> Bool
+
+    init(store: Store, feed: RoomFeed, directory: CorridorDirectory, shards: IntelShards, grid: GeoGrid, logger: Logger,
+         holdsNow: @escaping @Sendable (String) -> Bool = { _ in true }) {
+        self.holdsNow = holdsNow
         self.store = store
         self.feed = feed
         self.directory = directory
@@ -67,6 +72,19 @@ final class CorridorHost: Sendable {
         self.logger = logger
         state = Mutex(State(index: CorridorIndex(grid: grid)))
         writing = Mutex(Writing(writer: RoomWriter(store: store, feed: feed, logger: logger)))
+    }
+
+    /// Whether `actor` is its corridor's live actor here, on a node that holds its lease (by what
+    /// `holdsNow` knows): one that is not is dropped, so a node whose lease lapsed stops writing
+    /// before another node can take the corridor (a write to a room another node moved on fails,
+    /// and with it every corridor's pushes in that write).
+    private func isCurrent(_ actor: CorridorActor) -> Bool {
+        guard live(actor.id) === actor else { return false }
+        guard holdsNow(RoutePush.room(actor.id)) else {
+            drop(actor.id)
+            return false
+        }
+        return true
     }
 
     /// Writes what the corridors here staged, soon: one flush at a time is scheduled, and it
@@ -247,7 +265,8 @@ final class CorridorHost: Sendable {
             }
             s.follows[id] = covered
             s.corridors[id] = CorridorActor(id: id, corridor: definition.corridor, owner: definition.owner, items: items, head: head,
-                                            writer: writer, now: Date().timeIntervalSince1970) { [weak self] in self?.flush() }
+                                            writer: writer, now: Date().timeIntervalSince1970,
+                                            flush: { [weak self] in self?.flush() }, current: { [weak self] actor in self?.isCurrent(actor) ?? false })
             return true
         }
         if !opened { fail(ProtocolError(.unavailable, "the corridor is reloading; try again")) }

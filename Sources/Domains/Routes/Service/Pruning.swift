@@ -35,7 +35,7 @@ struct Pruning: Sendable {
                 let touch = first
                 let n = try await store.write { db in
                     if touch {
-                        let live = watched()
+                        let live = watched().sorted() // every node locks rows in one order
                         for start in stride(from: 0, to: live.count, by: batch) {
                             let chunk = Array(live[start..<min(start + batch, live.count)])
                             try db.execute(sql: "UPDATE corridor SET last_used = ? WHERE id IN (\(sqlPlaceholders(count: chunk.count)))",

@@ -114,7 +114,7 @@ public struct RoutesDomain: Domain {
         hub = try IntelHub(store: context.store, configuration: intel,
                            rooms: CorridorPublishing(feed: context.feed, directory: directory, logger: context.logger))
         host = CorridorHost(store: context.store, feed: context.feed, directory: directory, shards: intel.shards, grid: intel.grid,
-                            logger: context.logger)
+                            logger: context.logger) { room in capabilities.resolve(LoggedRooms.self)?.holdsNow(room) ?? true }
         feed = context.feed
         sweepInterval = Double(context.settings[Self.sweepSeconds])
         takeOverInterval = Double(context.settings[Self.takeOverSeconds])
@@ -173,13 +173,14 @@ public struct RoutesDomain: Domain {
 
     public var services: [any Service] {
         let hub = self.hub, host = self.host, directory = self.directory, feed = self.feed, capabilities = self.capabilities
-        let pruning = self.pruning, window = directory.configuration.retireAfterSeconds
+        let pruning = self.pruning, window = directory.configuration.retireAfterSeconds, sweep = sweepInterval
         return [
             Expirer(hub: hub, capabilities: capabilities),
             // Every node marks the corridors its members watch as used, and retires its own live
             // corridors that nobody used (here or, by their `last_used`, on any node).
             Periodic(every: sweepInterval) { now in
-                await directory.touch(feed.watched(prefix: RoutePush.roomPrefix), now: now)
+                // Marked within half a sweep by another node: left alone (the window is far longer).
+                await directory.touch(feed.watched(prefix: RoutePush.roomPrefix), now: now, freshSeconds: sweep / 2)
                 guard let used = try? await directory.used(since: now - window) else { return }
                 host.retire(now: now, window: window, used: used)
             },

@@ -15,6 +15,9 @@ final class PostgresEngine: Sendable {
     let translations = PostgresTranslations()
     private let writer = Mutex<PostgresConnection?>(nil)
     private let apartWriter = Mutex<PostgresConnection?>(nil)
+    /// For upkeep apart from the group commit (`Store.writeUpkeep`), so it never delays a lease's
+    /// renewal on `apartWriter`.
+    private let upkeepWriter = Mutex<PostgresConnection?>(nil)
     private let idleReaders = Mutex<[PostgresConnection]>([])
     private let ids = Atomic<Int>(1)
     /// Group transactions whose first attempt failed and that were made again change by change.
@@ -100,6 +103,11 @@ final class PostgresEngine: Sendable {
         try transaction(on: apartWriter, .careful, body)
     }
 
+    /// The same on the connection for upkeep (one caller at a time: the store's queue for it).
+    func transactionUpkeep(_ body: (any SQLDatabase) throws -> Void) throws {
+        try transaction(on: upkeepWriter, .careful, body)
+    }
+
     private func transaction(on writer: borrowing Mutex<PostgresConnection?>, _ attempt: PostgresSQLDatabase.Attempt,
                              _ body: (any SQLDatabase) throws -> Void) throws {
         let connection = try writer.withLock { current in
@@ -179,6 +187,7 @@ final class PostgresEngine: Sendable {
     func close() {
         let connections = writer.withLock { c -> [PostgresConnection] in defer { c = nil }; return c.map { [$0] } ?? [] }
             + apartWriter.withLock { c -> [PostgresConnection] in defer { c = nil }; return c.map { [$0] } ?? [] }
+            + upkeepWriter.withLock { c -> [PostgresConnection] in defer { c = nil }; return c.map { [$0] } ?? [] }
             + idleReaders.withLock { r -> [PostgresConnection] in defer { r = [] }; return r }
         for c in connections { try? c.close().wait() }
     }

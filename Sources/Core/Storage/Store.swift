@@ -52,6 +52,7 @@ public final class Store: Sendable {
     private let readQueue: DispatchQueue
     private let readSlots: DispatchSemaphore
     private let apartQueue = DispatchQueue(label: "hubbub.store.apart")
+    private let upkeepQueue = DispatchQueue(label: "hubbub.store.upkeep")
     /// Reads running and waiting for a reader connection (`/metrics`: the pool's use).
     private let readsRunning = Gauge(label: "hubbub_store_reads_running")
     private let readsWaiting = Gauge(label: "hubbub_store_reads_waiting")
@@ -185,6 +186,27 @@ public final class Store: Sendable {
                 do {
                     var value: T?
                     try postgres.transactionApart { db in value = try change(db) }
+                    continuation.resume(returning: value!)
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }
+        }
+    }
+
+    /// Runs `change` in a transaction of its own, outside the group commit and apart from the
+    /// leases' connection (`writeApart`), and returns once it is committed: for upkeep of rows every
+    /// node writes (a corridor's first row, the marks of corridors in use), which may wait on
+    /// another node's lock without holding up a group's changes or a lease's renewal (the marks
+    /// once shared the leases' connection, and three nodes' leases lapsed behind them). On SQLite
+    /// (one node) it joins the group commit.
+    public func writeUpkeep<T: Sendable>(_ change: @escaping @Sendable (any SQLDatabase) throws -> T) async throws -> T {
+        guard case .postgres(let postgres) = engine else { return try await write(change) }
+        return try await withCheckedThrowingContinuation { continuation in
+            upkeepQueue.async {
+                do {
+                    var value: T?
+                    try postgres.transactionUpkeep { db in value = try change(db) }
                     continuation.resume(returning: value!)
                 } catch {
                     continuation.resume(throwing: error)

@@ -52,7 +52,7 @@ public final class CorridorDirectory: Sendable {
     }
 
     /// Stores `corridor`'s definition, once. Most subscribes name a corridor stored already, found
-    /// by a read; a new one is inserted apart from the group transactions, and a corridor stored
+    /// by a read; a new one is inserted apart from the group transactions (`writeUpkeep`), and a corridor stored
     /// meanwhile by another subscribe is left as it is. Its `last_used` is the sweeper's to move on
     /// (`touch`, while anyone watches it): an upsert of it here, in every subscribe's group
     /// transaction on every node, locked the row of a popular corridor from each node's open
@@ -63,7 +63,7 @@ public final class CorridorDirectory: Sendable {
         do {
             let stored = try await store.read { db in try SQLRow.fetchOne(db, sql: "SELECT 1 AS found FROM corridor WHERE id = ?", arguments: [id]) != nil }
             guard !stored else { return }
-            try await store.writeApart { db in
+            try await store.writeUpkeep { db in
                 let now = Date().timeIntervalSince1970
                 try db.execute(sql: """
                     INSERT INTO corridor (id, path, width, created_at, owner, destination, last_used) VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -90,13 +90,13 @@ public final class CorridorDirectory: Sendable {
     }
 
     /// Marks corridors `ids` used now (their rooms have members on this node), so their nodes keep
-    /// them live: apart from the group transactions, in id order (every node locks them in the
+    /// them live: apart from the group transactions and the leases (`writeUpkeep`), in id order (every node locks them in the
     /// same order), and only the rows not marked within the last `freshSeconds` (another node, or
     /// this one's last sweep, did).
     func touch(_ ids: [String], now: Double, freshSeconds: Double = 0) async {
         guard !ids.isEmpty else { return }
         let sorted = ids.sorted()
-        try? await store.writeApart { db in
+        try? await store.writeUpkeep { db in
             for chunk in stride(from: 0, to: sorted.count, by: 500).map({ Array(sorted[$0..<min($0 + 500, sorted.count)]) }) {
                 try db.execute(sql: "UPDATE corridor SET last_used = ? WHERE id IN (\(sqlPlaceholders(count: chunk.count))) AND last_used < ?",
                                arguments: [now] + SQLArguments(chunk) + [now - freshSeconds])

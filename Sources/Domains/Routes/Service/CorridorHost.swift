@@ -81,7 +81,8 @@ final class CorridorHost: Sendable {
     private func isCurrent(_ actor: CorridorActor) -> Bool {
         guard live(actor.id) === actor else { return false }
         guard holdsNow(RoutePush.room(actor.id)) else {
-            drop(actor.id)
+            logger.warning("routes: this node's lease on a corridor is lapsing; it stops pushing there", metadata: ["corridor": "\(actor.id)"])
+            drop(actor.id, orphaned: true)
             return false
         }
         return true
@@ -117,7 +118,33 @@ final class CorridorHost: Sendable {
         }
         guard replaced else { return }
         logger.warning("routes: the corridors' pushes could not be written; every corridor here starts afresh")
-        for id in liveIDs { drop(id) }
+        for id in liveIDs { drop(id, orphaned: true) }
+    }
+
+    /// Corridors dropped here while someone may watch them (a failed write, a lease lapsing), to be
+    /// loaded again by this node's next look (`takeOver`) if it holds them: their watchers may be on
+    /// other nodes, which would not load a corridor whose lease this node still holds.
+    private let orphans = Mutex<Set<String>>([])
+
+    /// Every `routes.takeOverSeconds`: corridors that should be live and are not, loaded. Those
+    /// watched here (`watched`, ids) and those this node dropped while watched (a failed write, a
+    /// lease lapsing): loaded here if this node holds their lease, else claimed if nobody does (their
+    /// node died) and loaded. A corridor another node holds is left to it.
+    func takeOver(watched: [String], rooms: (any LoggedRooms)?) async {
+        let dropped = orphans.withLock { o -> Set<String> in
+            defer { o = [] }
+            return o
+        }
+        let wanted = Set(watched).union(dropped).filter { live($0) == nil }
+        guard !wanted.isEmpty else { return }
+        var unsure: [String] = []
+        for id in wanted {
+            if holdsNow(RoutePush.room(id)) { _ = try? await open(id) } else { unsure.append(RoutePush.room(id)) }
+        }
+        guard let rooms, !unsure.isEmpty else { return }
+        for room in await rooms.claimUnheld(unsure) {
+            if let id = RoomName(room)?.id { _ = try? await open(id) }
+        }
     }
 
     /// The room of shard `shard`'s log.
@@ -226,6 +253,9 @@ final class CorridorHost: Sendable {
     }
 
     private func load(_ id: String) async {
+        // Opened by the load before this one, which ended between this caller's look and its
+        // `once`: a second load would move the live room to a new epoch under its writer.
+        guard live(id) == nil else { return }
         failures.withLock { $0[id] = nil }
         func fail(_ error: ProtocolError) { failures.withLock { $0[id] = error } }
         let definition: CorridorDefinition
@@ -244,6 +274,7 @@ final class CorridorHost: Sendable {
         let head: RoomHead
         do {
             head = try await store.write { db in try RoomLogRows.renewEpoch(of: room, db) }
+            logger.info("routes: a corridor loaded here, in a new epoch", metadata: ["corridor": "\(id)", "seq": "\(head.seq)", "epoch": "\(head.epoch)"])
         } catch {
             logger.warning("routes: could not load a corridor", metadata: ["corridor": "\(id)", "error": "\(error)"])
             return fail(ProtocolError(.unavailable, "could not load the corridor; try again"))
@@ -326,7 +357,8 @@ final class CorridorHost: Sendable {
     /// Corridor `id` is no longer live here (retired, dropped after a failed write, its lease
     /// taken by another node, its owner's recording gone). A shard no corridor here follows any
     /// more is let go.
-    func drop(_ id: String) {
+    func drop(_ id: String, orphaned: Bool = false) {
+        if orphaned { orphans.withLock { _ = $0.insert(id) } }
         let released = state.withLock { s -> [(String, LogFollower)]? in
             guard s.corridors.removeValue(forKey: id) != nil else { return nil }
             s.index.remove(id: id)

@@ -185,14 +185,10 @@ public struct RoutesDomain: Domain {
                 host.retire(now: now, window: window, used: used)
             },
             // A corridor watched here whose node is gone is taken here (a node watching it claims
-            // its lease first), so its watchers hear of changes again after a new epoch.
+            // its lease first), and one this node dropped while watched is loaded again, so its
+            // watchers hear of changes again after a new epoch.
             Periodic(every: takeOverInterval) { _ in
-                guard let rooms = capabilities.resolve(LoggedRooms.self) else { return }
-                let orphans = feed.watched(prefix: RoutePush.roomPrefix).filter { host.live($0) == nil }.map(RoutePush.room)
-                guard !orphans.isEmpty else { return }
-                for room in await rooms.claimUnheld(orphans) {
-                    if let id = RoomName(room)?.id { _ = try? await host.open(id) }
-                }
+                await host.takeOver(watched: feed.watched(prefix: RoutePush.roomPrefix), rooms: capabilities.resolve(LoggedRooms.self))
             },
             Periodic(every: pruning.interval) { now in await pruning.run(now: now) },
         ]

@@ -101,12 +101,21 @@ final class CorridorHost: Sendable {
                 w.flushing = false
                 return w.writer
             }
-            guard writer.hasStaged else { return }
-            writer.submit({ _ in }) { [weak self] outcome in
-                if case .failure = outcome { self?.failed(writer) }
+            // One flush hands its pushes to the store at a time: `submit` takes the staged pushes,
+            // then queues their write, and two flushes between those steps on two threads queued
+            // a room's later pushes before its earlier ones (its head check refused them, and
+            // every corridor here started afresh).
+            submitting.withLock { _ in
+                guard writer.hasStaged else { return }
+                writer.submit({ _ in }) { [weak self] outcome in
+                    if case .failure = outcome { self?.failed(writer) }
+                }
             }
         }
     }
+
+    /// Held while a flush hands its pushes to the store (see `flush`).
+    private let submitting = Mutex(())
 
     /// A write of the corridors' pushes failed: every corridor here goes (its watchers take a
     /// snapshot when it is loaded again, in a new epoch) and a new writer takes over.

@@ -141,7 +141,9 @@ public final class RoomWriter: Sendable {
     /// Hands the staged pushes and `rows` (the domain's own change) to the next group transaction
     /// without waiting (for owners that take the next change while this one is written: a venue).
     /// `rows` may run more than once (a retried group): only the run that commits counts. See the
-    /// type's steps and failure policy.
+    /// type's steps and failure policy. Taking the pushes and queueing their write are two steps:
+    /// callers on several threads (the corridors of a node) submit one at a time, or a room's
+    /// later pushes may be queued before its earlier ones.
     public func submit<T: Sendable>(_ rows: @escaping @Sendable (RoomRows) throws -> T,
                                     completion: @escaping @Sendable (Result<T, RoomWriteFailure>) -> Void) {
         let (staged, rooms, reserved, generation) = state.withLock { s in

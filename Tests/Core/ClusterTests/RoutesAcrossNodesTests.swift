@@ -178,7 +178,8 @@ extension ClusterTests {
         // not pushed: the next one is.
         var next = item
         if (try? await onB.awaitPushes(1, within: 5)) == nil {
-            next = try XCTUnwrap(try await poster.ok("intel.post", Self.inside)["item"]?["id"])
+            let another = try await poster.ok("intel.post", Self.inside)
+            next = try XCTUnwrap(another["item"]?["id"])
         }
         let push = try await onB.push(1, within: 20)
         XCTAssertNotEqual(push["epoch"], subB["epoch"], "the corridor came back in a new epoch")

@@ -181,17 +181,7 @@ public final class Store: Sendable {
     /// time whatever the write load. On SQLite (one node, no leases) it joins the group commit.
     public func writeApart<T: Sendable>(_ change: @escaping @Sendable (any SQLDatabase) throws -> T) async throws -> T {
         guard case .postgres(let postgres) = engine else { return try await write(change) }
-        return try await withCheckedThrowingContinuation { continuation in
-            apartQueue.async {
-                do {
-                    var value: T?
-                    try postgres.transactionApart { db in value = try change(db) }
-                    continuation.resume(returning: value!)
-                } catch {
-                    continuation.resume(throwing: error)
-                }
-            }
-        }
+        return try await alone(on: apartQueue, change) { body in try postgres.transactionApart(body) }
     }
 
     /// Runs `change` in a transaction of its own, outside the group commit and apart from the
@@ -202,11 +192,18 @@ public final class Store: Sendable {
     /// (one node) it joins the group commit.
     public func writeUpkeep<T: Sendable>(_ change: @escaping @Sendable (any SQLDatabase) throws -> T) async throws -> T {
         guard case .postgres(let postgres) = engine else { return try await write(change) }
-        return try await withCheckedThrowingContinuation { continuation in
-            upkeepQueue.async {
+        return try await alone(on: upkeepQueue, change) { body in try postgres.transactionUpkeep(body) }
+    }
+
+    /// Runs `change` through `transaction` (one of the engine's connections of its own) on `queue`,
+    /// one at a time, and returns its value once committed.
+    private func alone<T: Sendable>(on queue: DispatchQueue, _ change: @escaping @Sendable (any SQLDatabase) throws -> T,
+                                    transaction: @escaping @Sendable (((any SQLDatabase) throws -> Void)) throws -> Void) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async {
                 do {
                     var value: T?
-                    try postgres.transactionUpkeep { db in value = try change(db) }
+                    try transaction { db in value = try change(db) }
                     continuation.resume(returning: value!)
                 } catch {
                     continuation.resume(throwing: error)

@@ -137,14 +137,17 @@ public actor AccountService {
 
     /// This node may have missed events: what it keeps in memory is read again from the store.
     private func reloadKept() async {
+        // What is set here while the read runs is newer than what it reads, and stays (a language
+        // set just after start was once undone by the read the event connection's start made).
+        let privacyMark = privacy.mark, languagesMark = languages.mark
         guard let kept = try? await store.read({ db in try Self.kept(db) }) else { return }
         // Merged, not replaced: a log-out made here while the read ran is not in what it read.
         revoked.merge(kept.revoked) { max($0, $1) }
         for (list, users) in kept.hiding {
             let hidden = Set(users)
-            privacy.replace(list, hiddenBy: hidden)
+            privacy.replace(list, hiddenBy: hidden, since: privacyMark)
         }
-        languages.replace(Dictionary(kept.reading, uniquingKeysWith: { a, _ in a }))
+        languages.replace(Dictionary(kept.reading, uniquingKeysWith: { a, _ in a }), since: languagesMark)
     }
 
     /// Revoked tokens remembered (tests and metrics).

@@ -151,9 +151,6 @@ actor CorridorActor {
         let list = view.list(shown, to: corridor.to, aliases: names, language: language)
         return RoomSnapshot(head: at.head, data: ["corridor": json, "items": .array(list)], mark: at.mark)
     }
-
-    /// The ids of the items inside the band now (tests).
-    func itemIDs() -> Set<String> { Set(items.keys) }
 }
 
 extension GeoPoint {

@@ -98,13 +98,7 @@ extension IntelItem {
     /// that shows the same: who liked it is not shown, only how many (`restore(likes:...)`). Its
     /// poster's alias goes to `aliases`. Nil if it is not an item.
     init?(shown json: JSON, aliases: inout Aliases) {
-        func number(_ key: String) -> Double? {
-            switch json[key] {
-            case .double(let d)?: d
-            case .int(let i)?: Double(i)
-            default: nil
-            }
-        }
+        func number(_ key: String) -> Double? { json[key]?.number }
         func strings(_ key: String) -> [String]? {
             guard case .array(let list)? = json[key] else { return nil }
             return list.compactMap { if case .string(let s) = $0 { s } else { nil } }
@@ -140,17 +134,21 @@ extension GeoPoint {
     static func list(_ values: [JSON]) -> [GeoPoint]? {
         var out: [GeoPoint] = []
         for value in values {
-            guard case .object = value else { return nil }
-            func number(_ key: String) -> Double? {
-                switch value[key] {
-                case .double(let d)?: d
-                case .int(let i)?: Double(i)
-                default: nil
-                }
-            }
-            guard let lat = number("lat"), let lon = number("lon"), let p = GeoPoint(lat: lat, lon: lon) else { return nil }
+            guard case .object = value, let lat = value["lat"]?.number, let lon = value["lon"]?.number,
+                  let p = GeoPoint(lat: lat, lon: lon) else { return nil }
             out.append(p)
         }
         return out
+    }
+}
+
+extension JSON {
+    /// A number as parsing gives it (an integer or not), as a `Double`.
+    var number: Double? {
+        switch self {
+        case .double(let d): d
+        case .int(let i): Double(i)
+        default: nil
+        }
     }
 }

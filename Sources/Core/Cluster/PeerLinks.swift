@@ -143,6 +143,8 @@ public actor PeerLink: PeerNode {
         return response
     }
 
+    public func call(op: String, args: JSON) async throws(ProtocolError) -> JSON { try await ask(op, args, user: nil) }
+
     /// Runs one of the cluster's own requests there and returns its result (its error, thrown).
     private func ask(_ op: String, _ args: JSON, user: String?) async throws(ProtocolError) -> JSON {
         let text = try await forward(op: op, args: args, user: user, address: "")

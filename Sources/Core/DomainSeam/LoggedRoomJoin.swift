@@ -77,6 +77,18 @@ public struct LoggedRoomJoin: LoggedRooms {
         return claimed
     }
 
+    public func call(_ op: String, args: JSON, on lease: String) async throws(ProtocolError) -> JSON? {
+        guard let owners else { return nil }
+        switch try await owners.owner(of: lease) {
+        case .here: return nil
+        case .peer(let peer):
+            do { return try await peer.call(op: op, args: args) } catch {
+                if error.code == .unavailable { owners.forget(lease) }
+                throw error
+            }
+        }
+    }
+
     private func subscribeFromSnapshot(_ room: RoomName, _ d: any RoomDirectory, user: String, member: ConnectionID, reply: Replier,
                                        view: JSON, answer: @escaping @Sendable (RoomSnapshot) -> JSON) async throws(ProtocolError) {
         let snapshot = try await onOwner(room) { peer throws(ProtocolError) in

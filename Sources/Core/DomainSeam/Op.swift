@@ -81,6 +81,9 @@ public struct Op: Sendable {
         case anyone
         /// A logged-in user only; others get `unauthorized`.
         case user
+        /// Another node of the cluster only, over its link (a domain's part of a change that
+        /// spans nodes); a client asking for it is told the op does not exist.
+        case node
     }
 
     public let name: String
@@ -122,6 +125,14 @@ public struct Op: Sendable {
         Op(name: name, rateClass: rateClass, access: .user) { args, call throws(ProtocolError) in
             guard let user = call.user else { throw .unauthorized("log in or send auth first") }
             return try await body(UserCall(user: user, args: try A.parse(args), session: call.session, reply: call.reply))
+        }
+    }
+
+    /// An op only another node may ask for (`Access.node`); `A` parses its arguments.
+    public static func node<A: OpArguments>(_ name: String, _ arguments: A.Type = A.self,
+                                            _ body: @escaping @Sendable (A) async throws(ProtocolError) -> OpOutcome) -> Op {
+        Op(name: name, rateClass: .write, access: .node) { args, _ throws(ProtocolError) in
+            try await body(try A.parse(args))
         }
     }
 

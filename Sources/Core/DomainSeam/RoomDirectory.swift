@@ -64,6 +64,10 @@ public protocol LoggedRooms: Sendable {
     /// Those of `rooms` (watched here) whose owner is gone, now claimed by this node, in one look
     /// for all of them (one node: every one). A room another node took first is left to it.
     func claimUnheld(_ rooms: [String]) async -> [String]
+    /// Runs node op `op` (`Op.node`) on the holder of `lease` when that is another node, and
+    /// returns its result; nil when this node holds it (claiming it if nobody does; one node:
+    /// always), so the caller runs the op's work here.
+    func call(_ op: String, args: JSON, on lease: String) async throws(ProtocolError) -> JSON?
 }
 
 /// A logged room's state for a new subscriber, and where its log stood then.

@@ -32,6 +32,8 @@ public protocol PeerNode: Sendable {
                  completion: @escaping @Sendable (Result<[UInt8], ProtocolError>) -> Void) async throws(ProtocolError)
     /// The room's snapshot, taken there, for `user`, shaped by `view` (see `RoomDirectory`).
     func snapshot(room: String, for user: String, view: JSON) async throws(ProtocolError) -> RoomSnapshot
+    /// Runs a node op (`Op.node`) there, as no user, and returns its result (its error, thrown).
+    func call(op: String, args: JSON) async throws(ProtocolError) -> JSON
     /// Tells the room's owner that a member resumed it from the log (`RoomDirectory.resumed`).
     func resumed(room: String) async throws(ProtocolError)
     /// Serves an operator request to a homed endpoint there (`HTTPEndpoint.home`), its body whole.

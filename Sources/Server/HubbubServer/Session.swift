@@ -84,7 +84,7 @@ actor Session: SessionControl {
         case .failure(let rejection): return refuse(id: rejection.id, rejection.error)
         }
         let reply = Replier(member: member, requestID: request.id, sink: context.sink)
-        guard let op = context.registry.ops[request.op] else {
+        guard let op = context.registry.ops[request.op], op.access != .node else {
             reply.failure(.badRequest("unknown op \(request.op)"))
             return countRefusal()
         }

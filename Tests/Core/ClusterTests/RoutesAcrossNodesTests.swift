@@ -3,21 +3,23 @@ import HubbubServer
 import HubbubTestSupport
 import Realtime
 import RouteService
+import Routes
 import XCTest
 
-/// Travellers on three nodes: the intel hub is one node's (the `route:*` lease's holder), each
-/// corridor its own lease's; their pushes reach every node from the room log.
+/// Travellers on three nodes: each intel shard is one node's (its `intel:<shard>` lease's
+/// holder), each corridor its own lease's; their pushes reach every node from the room log.
 extension ClusterTests {
     private static let route: JSON = ["from": ["lat": 41.0170, "lon": 28.9700], "to": ["lat": 41.0245, "lon": 28.9770], "widthMeters": 400]
     private static let inside: JSON = ["lat": 41.0205, "lon": 28.9735, "kind": "poi", "body": "a fountain"]
 
-    /// The node holding the routes' lease now (among the running ones, all but `stopped`).
-    private func routesOwner(stopped: Int? = nil) throws -> Int {
-        let holder = try TestPostgres.query(nodes[0].configuration.database.url, "SELECT node FROM cluster_lease WHERE shard = 'route:*'")
+    /// The node holding the lease of item `id`'s shard now (among the running ones, all but `stopped`).
+    private func shardOwner(of id: JSON?, stopped: Int? = nil) throws -> Int {
+        let lease = "intel:" + (IntelShards.shard(ofID: id?.string ?? "") ?? "?")
+        let holder = try TestPostgres.query(nodes[0].configuration.database.url, "SELECT node FROM cluster_lease WHERE shard = '\(lease)'")
         for (i, n) in nodes.enumerated() where i != stopped {
             if try n.api("GET", "/healthz", key: nil).json?["node"]?.string == holder.first { return i }
         }
-        throw TestError("no node holds route:* (\(holder))")
+        throw TestError("no node holds \(lease) (\(holder))")
     }
 
     private func traveller(_ name: String, on node: Int) async throws -> (ProtocolClient, JSON) {
@@ -65,9 +67,9 @@ extension ClusterTests {
         }
     }
 
-    /// A provider's items posted to every node (`POST /api/intel`) go into the one intel hub:
+    /// A provider's items posted to any node (`POST /api/intel`) go to their shard's owner:
     /// travellers on every node hear of them, and every node finds them.
-    func testProviderIntelPostedToAnyNodeReachesTheOneHub() async throws {
+    func testProviderIntelPostedToAnyNodeReachesItsShardsOwner() async throws {
         let (onB, sub) = try await traveller("watcher", on: 1)
         var ids: [JSON] = []
         for n in 0..<3 {
@@ -129,7 +131,7 @@ extension ClusterTests {
         }
 
         // The timer's node stops; a traveller on a node still running hears the next expiry.
-        let owner = try routesOwner()
+        let owner = try shardOwner(of: first)
         let survivor = (owner + 1) % 3, watching = owner == 1 ? onC : onB // onB is on node 1, onC on node 2
         nodes[owner].stop()
         let other = try await login("poster", on: survivor)
@@ -144,6 +146,83 @@ extension ClusterTests {
         let pushes = try await watching.awaitPushes(4)
         XCTAssertEqual(pushes.suffix(2).map { $0["event"]?.string ?? "" }, ["intel.added", "intel.expired"])
         XCTAssertEqual(pushes.suffix(2).map { $0["data"]?["item"]?["id"] ?? $0["data"]?["item"] }, [second, second])
-        XCTAssertNotEqual(try routesOwner(stopped: owner), owner)
+        XCTAssertNotEqual(try shardOwner(of: second, stopped: owner), owner)
+    }
+
+    /// An item on the border of two shards (41.0° of latitude is one) reaches each corridor whose
+    /// band holds it exactly once: corridors north, south and across, watched on three nodes.
+    func testAnItemOnAShardBorderReachesEveryCorridorHoldingItOnce() async throws {
+        let routes: [JSON] = [
+            ["from": ["lat": 41.002, "lon": 28.960], "to": ["lat": 41.002, "lon": 28.985], "widthMeters": 600], // north of the border
+            ["from": ["lat": 40.998, "lon": 28.960], "to": ["lat": 40.998, "lon": 28.985], "widthMeters": 600], // south
+            ["from": ["lat": 40.990, "lon": 28.9735], "to": ["lat": 41.010, "lon": 28.9735], "widthMeters": 300], // across
+        ]
+        var watchers: [(ProtocolClient, Int)] = []
+        for (n, route) in routes.enumerated() {
+            _ = try await nodes[n].user("watcher\(n)")
+            let c = try await login("watcher\(n)", on: n)
+            let subscribed = try await c.ok("route.subscribe", route)
+            watchers.append((c, try XCTUnwrap(subscribed["seq"]?.int)))
+        }
+        _ = try await nodes[0].user("poster")
+        let poster = try await login("poster", on: 1)
+        let id = try await poster.ok("intel.post", ["lat": 41.0, "lon": 28.9735, "kind": "poi", "body": "on the line"])["item"]?["id"]
+        // And one far from every band, after it: the last push any corridor could get.
+        _ = try await poster.ok("intel.post", ["lat": 41.03, "lon": 28.90, "kind": "poi", "body": "elsewhere"])
+        for (c, start) in watchers {
+            let pushes = try await c.awaitPushes(1)
+            XCTAssertEqual(pushes.map { $0["seq"]?.int }, [start + 1])
+            XCTAssertEqual(pushes.map { $0["data"]?["item"]?["id"] }, [id])
+        }
+        try await Task.sleep(for: .milliseconds(500))
+        for (c, _) in watchers { XCTAssertEqual(c.pushes.count, 1, "once: \(c.pushes.map(\.encoded))") }
+    }
+
+    /// Two items of two shards owned by two nodes, linked through a third: each half is made by
+    /// its shard's owner; the link is shown on both items everywhere and pushed once to a corridor
+    /// holding both; linking them again, either way, is a conflict; karma is given once per item.
+    func testALinkBetweenShardsOnTwoNodesIsMadeOnceInTwoHalves() async throws {
+        _ = try await nodes[2].user("watcher")
+        let watcher = try await login("watcher", on: 2)
+        let across: JSON = ["from": ["lat": 40.975, "lon": 28.9735], "to": ["lat": 41.025, "lon": 28.9735], "widthMeters": 400]
+        let subscribed = try await watcher.ok("route.subscribe", across)
+        let start = try XCTUnwrap(subscribed["seq"]?.int)
+        let (_, northID) = try await nodes[0].user("north")
+        let (_, southID) = try await nodes[1].user("south")
+        _ = try await nodes[2].user("linker")
+        let north = try await login("north", on: 0), south = try await login("south", on: 1)
+        let a = try await north.ok("intel.post", ["lat": 41.0205, "lon": 28.9735, "kind": "poi", "body": "north"])["item"]?["id"]
+        let b = try await south.ok("intel.post", ["lat": 40.9800, "lon": 28.9735, "kind": "poi", "body": "south"])["item"]?["id"]
+        XCTAssertNotEqual(IntelShards.shard(ofID: a?.string ?? ""), IntelShards.shard(ofID: b?.string ?? ""))
+        XCTAssertEqual(try shardOwner(of: a), 0, "the first to ask for a shard holds it")
+        XCTAssertEqual(try shardOwner(of: b), 1)
+
+        let linker = try await login("linker", on: 2)
+        let linked = try await linker.ok("intel.link", ["item": a ?? .null, "to": b ?? .null])
+        XCTAssertEqual(linked["item"]?["links"], .array([b ?? .null]))
+        XCTAssertEqual(linked["to"]?["links"], .array([a ?? .null]))
+        for order in [(a, b), (b, a)] {
+            let again = try await linker.errorCode("intel.link", ["item": order.0 ?? .null, "to": order.1 ?? .null])
+            XCTAssertEqual(again, "conflict")
+        }
+        for n in 0..<3 {
+            let c = try await login("linker", on: n)
+            for (item, other) in [(a, b), (b, a)] {
+                let got = try await c.ok("intel.get", ["item": item ?? .null])
+                XCTAssertEqual(got["item"]?["links"], .array([other ?? .null]), "node \(n)")
+                XCTAssertEqual(got["linked"]?.items.map { $0["id"] }, [other], "node \(n)")
+            }
+        }
+        // The corridor holds both: added, added, then the link once.
+        let pushes = try await watcher.awaitPushes(3)
+        try await Task.sleep(for: .milliseconds(500))
+        XCTAssertEqual(pushes.count, 3)
+        let mine = watcher.pushes
+        XCTAssertEqual(mine.map { $0["event"]?.string ?? "" }, ["intel.added", "intel.added", "intel.linked"])
+        XCTAssertEqual(mine.compactMap { $0["seq"]?.int }, [start + 1, start + 2, start + 3])
+        for user in [northID, southID] {
+            let karma = try await linker.ok("user.karma", ["user": .string(user)])["karma"]?.int
+            XCTAssertEqual(karma, 1 + 2, "\(user): sharing, and one link received")
+        }
     }
 }

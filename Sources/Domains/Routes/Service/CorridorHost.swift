@@ -46,8 +46,10 @@ final class CorridorHost: Sendable {
     private let loading = Mutex<[String: Task<Void, Never>]>([:])
     /// Corridors whose last load failed, and why (their callers are told).
     private let failures = Mutex<[String: ProtocolError]>([:])
-    /// Items are in their shards (`place`).
-    private let placed = Mutex(false)
+    /// Nil until `place` ran; then the shards every corridor here
+    /// follows besides its own cells' and `named` (cells of another `routes.shardDegrees` holding
+    /// items still live, which are found nowhere else).
+    private let placed = Mutex<[String]?>(nil)
     /// Every corridor here stages its pushes in this writer; `flush` writes them, many corridors'
     /// in one change. After a failed write every corridor here is dropped (its room forgotten by
     /// the writer) and a new writer takes over: each is loaded again, in a new epoch.
@@ -277,7 +279,8 @@ final class CorridorHost: Sendable {
             logger.warning("routes: could not read a corridor", metadata: ["corridor": "\(id)", "error": "\(error)"])
             return fail(ProtocolError(.unavailable, "could not load the corridor; try again"))
         }
-        let covered = shards.shards(covering: definition.corridor)
+        await once("placement") { await self.place() }
+        let covered = shards.shards(covering: definition.corridor) + (placed.withLock { $0 } ?? [])
         for shard in covered { await copy(shard) }
         let room = RoutePush.room(id)
         let head: RoomHead
@@ -317,7 +320,6 @@ final class CorridorHost: Sendable {
     /// agree), then followed from that head on.
     private func copy(_ shard: String) async {
         guard state.withLock({ $0.copies[shard] == nil }) else { return }
-        await once("placement") { await self.place() }
         await once("shard:\(shard)") {
             guard self.state.withLock({ $0.copies[shard] == nil }) else { return }
             let room = Self.logRoom(shard), now = Date().timeIntervalSince1970
@@ -349,17 +351,22 @@ final class CorridorHost: Sendable {
         }
     }
 
-    /// Once per run of this node, before its first copy: live items stored without their shard
-    /// (written before shards, or under another `routes.shardDegrees`) are given it.
+    /// Once per run of this node, before its first corridor: the cells of another size still
+    /// holding live items are found (every corridor here follows them; see `placed`). Until it
+    /// succeeds, corridors follow their own cells and `named`.
     private func place() async {
-        guard !placed.withLock({ $0 }) else { return }
+        guard placed.withLock({ $0 }) == nil else { return }
         let shards = self.shards, now = Date().timeIntervalSince1970
         do {
-            let moved = try await store.write { db in try IntelRows.place(in: shards, now: now, db) }
-            if moved > 0 { logger.notice("routes: live intel items placed in their shards", metadata: ["items": "\(moved)"]) }
-            placed.withLock { $0 = true }
+            let live = try await store.read { db in try IntelRows.liveShards(now: now, db) }
+            let foreign = live.filter { !shards.isOnGrid($0) && $0 != IntelShards.named }.sorted()
+            if !foreign.isEmpty {
+                logger.notice("routes: live intel items in cells of another routes.shardDegrees; every corridor follows them until they expire",
+                              metadata: ["shards": "\(foreign.count)"])
+            }
+            placed.withLock { $0 = foreign }
         } catch {
-            logger.warning("routes: could not place intel items in their shards", metadata: ["error": "\(error)"])
+            logger.warning("routes: could not read which intel shards hold items", metadata: ["error": "\(error)"])
         }
     }
 

@@ -7,7 +7,7 @@ import Storage
 enum IntelRows {
     static func insert(_ item: IntelItem, shard: String, postedAt: Double, karma: Int, _ db: any SQLDatabase) throws {
         try write(item, shard: shard, postedAt: postedAt, verb: "INSERT", db)
-        if let user = item.user, karma != 0 { try addKarma(user, karma, db) }
+        if let user = item.user, karma != 0 { try addKarma(user, karma, shard: shard, db) }
     }
 
     /// A named item added (or back after it ended): whatever its id held before goes.
@@ -53,10 +53,10 @@ enum IntelRows {
         item.translations.isEmpty ? nil : JSON.object(item.translations.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) }).encoded
     }
 
-    static func like(_ item: IntelItem, by user: String, at: Double, karma: Int, _ db: any SQLDatabase) throws {
+    static func like(_ item: IntelItem, by user: String, at: Double, karma: Int, shard: String, _ db: any SQLDatabase) throws {
         try db.execute(sql: "INSERT INTO intel_like (item, user, at) VALUES (?, ?, ?)", arguments: [item.id, user, at])
         try db.execute(sql: "UPDATE intel_item SET expires_at = ? WHERE id = ?", arguments: [item.expiresAt, item.id])
-        if case .user(let poster) = item.author, karma != 0 { try addKarma(poster, karma, db) }
+        if case .user(let poster) = item.author, karma != 0 { try addKarma(poster, karma, shard: shard, db) }
     }
 
     static func comment(_ item: IntelItem, by user: String, text: String, at: Double, _ db: any SQLDatabase) throws {
@@ -64,15 +64,11 @@ enum IntelRows {
         try db.execute(sql: "UPDATE intel_item SET comments = comments + 1 WHERE id = ?", arguments: [item.id])
     }
 
-    /// Both directions of a link, and karma to each item's poster but the one who linked.
-    static func link(_ a: IntelItem, _ b: IntelItem, by user: String, at: Double, karma: Int, _ db: any SQLDatabase) throws {
-        for (x, y) in [(a.id, b.id), (b.id, a.id)] {
-            try db.execute(sql: "INSERT INTO intel_link (item, other, at) VALUES (?, ?, ?)", arguments: [x, y, at])
-        }
-        guard karma != 0 else { return }
-        for item in [a, b] {
-            if case .user(let poster) = item.author, poster != user { try addKarma(poster, karma, db) }
-        }
+    /// One direction of a link (`item` shows `other`), and karma to `item`'s poster unless they
+    /// made the link: each half is written by its own item's shard.
+    static func linkHalf(_ item: IntelItem, to other: String, by user: String, at: Double, karma: Int, shard: String, _ db: any SQLDatabase) throws {
+        try db.execute(sql: "INSERT INTO intel_link (item, other, at) VALUES (?, ?, ?)", arguments: [item.id, other, at])
+        if case .user(let poster) = item.author, poster != user, karma != 0 { try addKarma(poster, karma, shard: shard, db) }
     }
 
     /// An item's newest `limit` comments, oldest first, and whether there are older ones.
@@ -97,37 +93,93 @@ enum IntelRows {
         return ids.count
     }
 
+    /// A user's karma: what every shard gave them (and what was given before shards).
     static func karma(of user: String, _ db: any SQLDatabase) throws -> Int {
-        try Int.fetchOne(db, sql: "SELECT points FROM karma WHERE user = ?", arguments: [user]) ?? 0
+        // Cast: a sum of BIGINT is NUMERIC on PostgreSQL.
+        let sharded = try Int.fetchOne(db, sql: "SELECT CAST(COALESCE(SUM(points), 0) AS BIGINT) FROM karma_shard WHERE user = ?", arguments: [user]) ?? 0
+        return sharded + (try Int.fetchOne(db, sql: "SELECT points FROM karma WHERE user = ?", arguments: [user]) ?? 0)
     }
 
-    static func addKarma(_ user: String, _ points: Int, _ db: any SQLDatabase) throws {
-        try db.execute(sql: "INSERT INTO karma (user, points) VALUES (?, ?) ON CONFLICT (user) DO UPDATE SET points = karma.points + excluded.points",
-                       arguments: [user, points])
+    /// Karma given by `shard`: a row per user and shard, each written by one shard's owner only, so
+    /// two nodes never wait on one row's lock.
+    static func addKarma(_ user: String, _ points: Int, shard: String, _ db: any SQLDatabase) throws {
+        try db.execute(sql: """
+            INSERT INTO karma_shard (user, shard, points) VALUES (?, ?, ?)
+            ON CONFLICT (user, shard) DO UPDATE SET points = karma_shard.points + excluded.points
+            """, arguments: [user, shard, points])
     }
 
-    /// Where a live item is stored, and in which shard.
-    struct Placed: Sendable {
-        var id: String
-        var point: GeoPoint
-        var named: Bool
-        var shard: String?
+    /// The shards holding live items at `now`.
+    static func liveShards(now: Double, _ db: any SQLDatabase) throws -> Set<String> {
+        Set(try String.fetchAll(db, sql: "SELECT DISTINCT shard FROM intel_item WHERE expires_at > ? AND shard IS NOT NULL", arguments: [now]))
     }
 
-    /// Every item live at `now`, where it is, and the shard it is stored in.
-    static func shards(now: Double, _ db: any SQLDatabase) throws -> [Placed] {
-        try SQLRow.fetchAll(db, sql: "SELECT id, lat, lon, reference, shard FROM intel_item WHERE expires_at > ?", arguments: [now]).compactMap { row in
-            guard let point = GeoPoint(lat: row["lat"], lon: row["lon"]) else { return nil }
-            return Placed(id: row["id"], point: point, named: (row["reference"] as String?) != nil, shard: row["shard"])
+    /// A box of `intel.query` (`minLon > maxLon`: across the antimeridian).
+    struct Box: Sendable {
+        var minLat, minLon, maxLat, maxLon: Double
+
+        func contains(_ p: GeoPoint) -> Bool {
+            guard p.lat >= minLat && p.lat <= maxLat else { return false }
+            return minLon <= maxLon ? (p.lon >= minLon && p.lon <= maxLon) : (p.lon >= minLon || p.lon <= maxLon)
         }
     }
 
-    /// Gives live items stored without their shard (written before shards, or under another
-    /// `routes.shardDegrees`) the one they belong to; returns how many moved. Inside a write.
-    static func place(in shards: IntelShards, now: Double, _ db: any SQLDatabase) throws -> Int {
-        let misplaced = try Self.shards(now: now, db).filter { shards.shard(ofStored: $0) != $0.shard }
-        for m in misplaced { try db.execute(sql: "UPDATE intel_item SET shard = ? WHERE id = ?", arguments: [shards.shard(ofStored: m), m.id]) }
-        return misplaced.count
+    /// Live items with a point in `box` that happened between `since` and `until` and that
+    /// `accept` takes, newest first, at most `limit` (and whether more were left out), with their
+    /// likes and links. Items at one point are found by the box; items at several (few: transit
+    /// alerts) are read whole and tested point by point.
+    static func newest(in box: Box, since: Double?, until: Double?, now: Double, limit: Int, accept: (@Sendable (IntelItem) -> Bool)?,
+                       _ db: any SQLDatabase) throws -> (items: [IntelItem], truncated: Bool) {
+        let lon = box.minLon <= box.maxLon ? "lon BETWEEN ? AND ?" : "(lon >= ? OR lon <= ?)"
+        let when = "expires_at > ? AND at >= ? AND at <= ?"
+        let times: [SQLValue] = [now.sqlValue, (since ?? -Double.greatestFiniteMagnitude).sqlValue, (until ?? Double.greatestFiniteMagnitude).sqlValue]
+        var found: [IntelItem] = []
+        // Pages of the newest, until `limit` pass the filter (without a filter: one page).
+        var before = Double.greatestFiniteMagnitude, beforeID = ""
+        let page = accept == nil ? limit + 1 : max(200, limit)
+        while found.count <= limit {
+            let rows = try SQLRow.fetchAll(db, sql: """
+                SELECT * FROM intel_item WHERE \(when) AND points IS NULL AND lat BETWEEN ? AND ? AND \(lon)
+                  AND (at < ? OR (at = ? AND id < ?)) ORDER BY at DESC, id DESC LIMIT ?
+                """, arguments: SQLArguments(times) + [box.minLat, box.maxLat, box.minLon, box.maxLon, before, before, beforeID, page])
+            for row in rows { if let item = item(row), accept?(item) ?? true { found.append(item) } }
+            guard rows.count == page, let last = rows.last else { break }
+            before = last["at"]
+            beforeID = last["id"]
+        }
+        for row in try SQLRow.fetchAll(db, sql: "SELECT * FROM intel_item WHERE \(when) AND points IS NOT NULL",
+                                       arguments: SQLArguments(times)) {
+            if let item = item(row), item.points.contains(where: box.contains), accept?(item) ?? true { found.append(item) }
+        }
+        found.sort { $0.at != $1.at ? $0.at > $1.at : $0.id > $1.id }
+        let truncated = found.count > limit
+        var chosen = Array(found.prefix(limit))
+        try restore(&chosen, db)
+        return (chosen, truncated)
+    }
+
+    /// The items of `ids` live at `now`, with their likes and links.
+    static func items(_ ids: [String], now: Double, _ db: any SQLDatabase) throws -> [IntelItem] {
+        var found = try SQLRow.fetchAll(db, sql: "SELECT * FROM intel_item WHERE id IN (\(sqlPlaceholders(count: ids.count))) AND expires_at > ?",
+                                        arguments: SQLArguments(ids) + [now]).compactMap(item)
+        try restore(&found, db)
+        return found
+    }
+
+    /// Gives `items` their likes and links as stored.
+    private static func restore(_ items: inout [IntelItem], _ db: any SQLDatabase) throws {
+        guard !items.isEmpty else { return }
+        let list = sqlPlaceholders(count: items.count), ids = SQLArguments(items.map(\.id))
+        var likes: [String: Set<String>] = [:], links: [String: [String]] = [:]
+        for row in try SQLRow.fetchAll(db, sql: "SELECT item, user FROM intel_like WHERE item IN (\(list))", arguments: ids) {
+            likes[row["item"], default: []].insert(row["user"])
+        }
+        for row in try SQLRow.fetchAll(db, sql: "SELECT item, other FROM intel_link WHERE item IN (\(list)) ORDER BY at", arguments: ids) {
+            links[row["item"], default: []].append(row["other"])
+        }
+        for i in items.indices {
+            items[i].restore(likedBy: likes[items[i].id] ?? [], links: links[items[i].id] ?? [], expiresAt: items[i].expiresAt)
+        }
     }
 
     /// Every item still live at `now` (in `shard` only, if given), with its likes and links.
@@ -147,35 +199,36 @@ enum IntelRows {
             links[row["item"], default: []].append(row["other"])
         }
         return try SQLRow.fetchAll(db, sql: "SELECT * FROM intel_item i WHERE expires_at > ?\(inShard)", arguments: arguments).compactMap { row in
-            guard let point = GeoPoint(lat: row["lat"], lon: row["lon"]), let kind = IntelKind(rawValue: row["kind"]) else { return nil }
-            let user: String? = row["author_user"]
-            let author: IntelItem.Author = user.map { .user($0) } ?? .provider(source: row["author_source"] ?? "")
-            let tags: String = row["tags"], modes: String = row["modes"]
-            var points = [point]
-            if let text: String = row["points"] {
-                let more = text.split(separator: ";").compactMap { pair -> GeoPoint? in
-                    let parts = pair.split(separator: ",")
-                    guard parts.count == 2, let lat = Double(parts[0]), let lon = Double(parts[1]) else { return nil }
-                    return GeoPoint(lat: lat, lon: lon)
-                }
-                if !more.isEmpty { points = more }
-            }
-            var item = IntelItem(id: row["id"], points: points, kind: kind, author: author,
-                                 tags: tags.isEmpty ? [] : tags.split(separator: ",").map(String.init),
-                                 modes: modes.split(separator: ",").compactMap { TravelMode(rawValue: String($0)) },
-                                 body: row["body"], at: row["at"], expiresAt: row["expires_at"])
-            item.comments = row["comments"]
-            item.reference = row["reference"]
-            if let text: String = row["translations"], case .object(let fields)? = try? JSONParser.parse(Array(text.utf8)) {
-                for (tag, value) in fields { if case .string(let t) = value { item.translations[tag] = t } }
-            }
-            item.restore(likedBy: likes[item.id] ?? [], links: links[item.id] ?? [], expiresAt: row["expires_at"])
+            guard var item = item(row) else { return nil }
+            item.restore(likedBy: likes[item.id] ?? [], links: links[item.id] ?? [], expiresAt: item.expiresAt)
             return item
         }
     }
-}
 
-extension IntelShards {
-    /// The shard an item stored at `placed` belongs to.
-    func shard(ofStored placed: IntelRows.Placed) -> String { placed.named ? Self.named : shard(of: placed.point) }
+    /// An `intel_item` row as an item, without its likes and links.
+    private static func item(_ row: SQLRow) -> IntelItem? {
+        guard let point = GeoPoint(lat: row["lat"], lon: row["lon"]), let kind = IntelKind(rawValue: row["kind"]) else { return nil }
+        let user: String? = row["author_user"]
+        let author: IntelItem.Author = user.map { .user($0) } ?? .provider(source: row["author_source"] ?? "")
+        let tags: String = row["tags"], modes: String = row["modes"]
+        var points = [point]
+        if let text: String = row["points"] {
+            let more = text.split(separator: ";").compactMap { pair -> GeoPoint? in
+                let parts = pair.split(separator: ",")
+                guard parts.count == 2, let lat = Double(parts[0]), let lon = Double(parts[1]) else { return nil }
+                return GeoPoint(lat: lat, lon: lon)
+            }
+            if !more.isEmpty { points = more }
+        }
+        var item = IntelItem(id: row["id"], points: points, kind: kind, author: author,
+                             tags: tags.isEmpty ? [] : tags.split(separator: ",").map(String.init),
+                             modes: modes.split(separator: ",").compactMap { TravelMode(rawValue: String($0)) },
+                             body: row["body"], at: row["at"], expiresAt: row["expires_at"])
+        item.comments = row["comments"]
+        item.reference = row["reference"]
+        if let text: String = row["translations"], case .object(let fields)? = try? JSONParser.parse(Array(text.utf8)) {
+            for (tag, value) in fields { if case .string(let t) = value { item.translations[tag] = t } }
+        }
+        return item
+    }
 }

@@ -5,16 +5,17 @@ import Routes
 
 /// `POST /api/intel` (feeds.md): a provider's items, `{"items": [{lat, lon, kind, body, tags?,
 /// modes?, at?, source}]}`. Each item is validated like `intel.post` (plus its `source`); a bad one
-/// is rejected with its reason and the rest are added in one durable write, with their pushes to
-/// every live corridor containing them. The answer counts them (`added`, `rejected`, `rejects`, `ms`).
+/// is rejected with its reason and the rest are added, each shard's in one durable write on that
+/// shard's owner (here or over the link), with their pushes to every live corridor containing
+/// them. The answer counts them (`added`, `rejected`, `rejects`, `ms`).
 struct ProviderIntel: Sendable {
     let hub: IntelHub
     let maxBodyBytes: Int
     let maxItems: Int
 
     var endpoint: HTTPEndpoint {
-        // Items go into the intel hub: served by its node.
-        HTTPEndpoint("POST", "/api/intel", maxBodyBytes: maxBodyBytes) { request in await handle(request) }.homed(RoutesDomain.home)
+        // Served on whichever node receives it: each shard's part goes to its owner.
+        HTTPEndpoint("POST", "/api/intel", maxBodyBytes: maxBodyBytes) { request in await handle(request) }
     }
 
     func handle(_ request: HTTPRequest) async -> HTTPResponse {
@@ -44,11 +45,11 @@ struct ProviderIntel: Sendable {
                 rejects.append((i, error.message))
             }
         }
-        let results: [Result<IntelHub.Posted, ProtocolError>]
-        do {
-            results = try await hub.post(drafts.map { ($0.draft, $0.author) }, now: now)
-        } catch {
-            return .error(503, error.message, headers: [("Retry-After", "1")])
+        let results = await hub.post(drafts.map { ($0.draft, $0.author) }, now: now)
+        // Nothing written, for want of the store or the shards' owners: the provider sends it again.
+        let failures = results.compactMap { if case .failure(let e) = $0 { e } else { nil } }
+        if !results.isEmpty, failures.count == results.count, let first = failures.first(where: { $0.code == .unavailable }) {
+            return .error(503, first.message, headers: [("Retry-After", "1")])
         }
         var added: [IntelItem] = []
         for (d, result) in zip(drafts, results) {

@@ -5,23 +5,40 @@ import RoomLog
 import Routes
 import Storage
 
-/// The routes' ops (protocol.md, "Routes and intel"): the list, then one method per op. Ops on
-/// intel run on the owner of `RoutesDomain.home` (`homed`), where the intel hub lives.
+/// The routes' ops (protocol.md, "Routes and intel"): the list, then one method per op. An op on
+/// an item runs on the owner of the item's shard (homed by the shard its id names, or a post by
+/// the shard of its point); `intel.query` reads the store on any node. The node ops run a
+/// shard's part of a change that spans shards on that shard's owner (`ShardOp`).
 extension RoutesDomain {
     public var ops: [Op] {
         [
             .user("route.subscribe", .read, RouteSubscribeArgs.self, subscribe),
             .user("route.track", .write, TrackArgs.self, track),
-            .user("intel.post", .write, IntelPostArgs.self, post).homed { _ in Self.home },
-            .user("intel.get", .read, ItemArgs.self, get).homed { _ in Self.home },
-            .user("intel.comment", .write, CommentArgs.self, comment).homed { _ in Self.home },
-            .user("intel.link", .write, LinkArgs.self, link).homed { _ in Self.home },
-            .user("intel.query", .read, QueryArgs.self, query).homed { _ in Self.home },
+            .user("intel.post", .write, IntelPostArgs.self, post).homed { [shards = hub.configuration.shards] a in
+                (try? Args.point(a, "")).map { CorridorHost.logRoom(shards.shard(of: $0)) }
+            },
+            .user("intel.get", .read, ItemArgs.self, get).homed(Self.itemHome),
+            .user("intel.comment", .write, CommentArgs.self, comment).homed(Self.itemHome),
+            .user("intel.link", .write, LinkArgs.self, link).homed(Self.itemHome),
+            .user("intel.query", .read, QueryArgs.self, query),
             .user("destinations.list", .read, NoArguments.self, destinations),
             .user("destination.forget", .write, DestinationArgs.self, forget),
             .user("user.karma", .read, UserArgument.self, karma),
-            .user("intel.like", .write, ItemArgs.self, like).homed { _ in Self.home },
+            .user("intel.like", .write, ItemArgs.self, like).homed(Self.itemHome),
+            .node(ShardOp.post, ShardPostArgs.self) { [hub] (a: ShardPostArgs) throws(ProtocolError) -> OpOutcome in
+                .reply(ShardOp.results(try await hub.shard(a.shard).post(a.drafts, now: a.now)))
+            }.homed { a in (try? a.string("shard", maxLength: 64)).map(CorridorHost.logRoom) },
+            .node(ShardOp.linkHalf, ShardLinkArgs.self) { [hub] (a: ShardLinkArgs) throws(ProtocolError) -> OpOutcome in
+                let half = try await hub.linkHalf(a.item, to: a.to, side: a.side, by: a.by, now: a.now)
+                return .reply(["item": half.item.json(aliases: half.aliases), "made": .bool(half.made)])
+            }.homed(Self.itemHome),
         ]
+    }
+
+    /// The log (and lease) of the shard the op's `item` names; nil for an id no item can have
+    /// (the op runs where it arrived and finds nothing).
+    static func itemHome(_ a: Args) -> String? {
+        (try? a.string("item", maxLength: 64)).flatMap(IntelShards.shard(ofID:)).map(CorridorHost.logRoom)
     }
 
     /// The language the caller reads, for the items in a reply.
@@ -111,8 +128,8 @@ extension RoutesDomain {
     func get(_ c: UserCall<ItemArgs>) async throws(ProtocolError) -> OpOutcome {
         guard let item = try await hub.item(c.args.item) else { throw .notFound("no live item \(c.args.item)") }
         let (comments, truncated) = try await hub.comments(of: item.id, limit: commentsShown)
-        var linked: [IntelItem] = []
-        for id in item.links { if let other = try await hub.item(id) { linked.append(other) } }
+        // Linked items may be other shards', kept on other nodes: read as the store has them.
+        let linked = try await hub.stored(item.links)
         let names = await directory.aliases(([item] + linked).compactMap(\.user) + comments.compactMap(\.user))
         let commentsJSON = comments.map { comment -> JSON in
             ["by": comment.user.map { author($0, names) } ?? ["alias": "deleted user"], "text": .string(comment.text), "at": .double(comment.at)]

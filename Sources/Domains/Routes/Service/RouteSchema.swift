@@ -114,5 +114,21 @@ public enum RouteSchema {
                 CREATE INDEX intel_item_shard ON intel_item (shard, expires_at);
                 """)
         }
+        migrator.registerMigration("routes.v7") { db in
+            // Karma by the shard that gave it (each row written by one shard's owner); `karma` keeps
+            // what was given before. Items found by place and time on any node (`intel.query`).
+            // Items written before ids named their shard are in `named` (IntelShards.shard(ofID:)).
+            try db.execute(sql: """
+                UPDATE intel_item SET shard = 'named';
+                CREATE TABLE karma_shard (
+                    user TEXT NOT NULL,
+                    shard TEXT NOT NULL,
+                    points INTEGER NOT NULL,
+                    PRIMARY KEY (user, shard)
+                ) WITHOUT ROWID;
+                CREATE INDEX intel_item_place ON intel_item (lat, lon);
+                CREATE INDEX intel_item_at ON intel_item (at);
+                """)
+        }
     }
 }

@@ -9,12 +9,13 @@ import Storage
 /// Route corridors and the intel stream (seed 003) on the seam: `route:` rooms, the route and
 /// intel ops, its tables, its settings, the expiry timer and the sweeper of idle corridors.
 ///
-/// With several nodes, the intel hub is one node's: the holder of the `route:*` lease (`home`).
-/// Intel ops are forwarded there; it writes each change once, to its shard's log. Each corridor
-/// is a `CorridorActor` on the holder of its own lease (`route:<id>`), which makes its pushes
-/// from those logs (`CorridorHost`); `route:` rooms are on the room log, so their pushes reach
-/// watchers on every node. The expiry timer runs on the hub's node alone, and moves with the
-/// lease when that node dies; a corridor whose node died is taken by a node watching it.
+/// The intel items are split into shards (`IntelShards`), each an actor (`IntelShard`) on the
+/// holder of its lease (`intel:<shard>`): ops on an item are forwarded there, and it writes each
+/// change once, to its shard's log, and expires its items. Each corridor is a `CorridorActor` on
+/// the holder of its own lease (`route:<id>`), which makes its pushes from those logs
+/// (`CorridorHost`); `route:` rooms are on the room log, so their pushes reach watchers on every
+/// node. A shard or a corridor whose node died is taken by another node (the shards by any node
+/// that finds them unheld, the corridors by a node watching them).
 public struct RoutesDomain: Domain {
     public static let name = "routes"
 
@@ -73,8 +74,9 @@ public struct RoutesDomain: Domain {
 
     public static func migrations(_ migrator: inout SQLMigrations) { RouteSchema.register(&migrator) }
 
-    /// The lease every `route:` room and the intel hub are under: one owner for all of them.
-    public static let home = "\(RoutePush.roomPrefix):*"
+    /// The lease (and log) of the named items' shard, where a provider's named items are decided
+    /// (the transit domain's alerts are served on its holder).
+    public static let namedHome = CorridorHost.logRoom(IntelShards.named)
 
     public let hub: IntelHub
     public let directory: CorridorDirectory
@@ -111,8 +113,9 @@ public struct RoutesDomain: Domain {
         intel.karmaPerLink = context.settings[Self.karmaPerLink]
         intel.maxQueryResults = context.settings[Self.maxQueryResults]
         intel.shards = IntelShards(degrees: context.settings[Self.shardDegrees])
-        hub = try IntelHub(store: context.store, configuration: intel,
-                           rooms: CorridorPublishing(feed: context.feed, directory: directory, logger: context.logger))
+        hub = IntelHub(store: context.store, configuration: intel,
+                       rooms: CorridorPublishing(feed: context.feed, directory: directory, logger: context.logger),
+                       owners: LeaseCalls(capabilities: capabilities))
         host = CorridorHost(store: context.store, feed: context.feed, directory: directory, shards: intel.shards, grid: intel.grid,
                             logger: context.logger) { room in capabilities.resolve(LoggedRooms.self)?.holdsNow(room) ?? true }
         feed = context.feed
@@ -150,6 +153,7 @@ public struct RoutesDomain: Domain {
         try db.execute(sql: "DELETE FROM recorded_path WHERE user = ?", arguments: [user])
         try db.execute(sql: "DELETE FROM corridor WHERE owner = ?", arguments: [user])
         try db.execute(sql: "DELETE FROM karma WHERE user = ?", arguments: [user])
+        try db.execute(sql: "DELETE FROM karma_shard WHERE user = ?", arguments: [user])
     }
 
     /// Its private corridors leave memory here, and on the other nodes (they may live on any).
@@ -168,7 +172,7 @@ public struct RoutesDomain: Domain {
     }
 
     public var rooms: [any RoomDirectory] {
-        [CorridorRooms(hub: hub, host: host, directory: directory, capabilities: capabilities)]
+        [CorridorRooms(host: host, directory: directory, capabilities: capabilities), ShardLogs(hub: hub)]
     }
 
     public var services: [any Service] {
@@ -176,6 +180,9 @@ public struct RoutesDomain: Domain {
         let pruning = self.pruning, window = directory.configuration.retireAfterSeconds, sweep = sweepInterval
         return [
             Expirer(hub: hub, capabilities: capabilities),
+            // A shard holding live items whose owner is gone (or that no node ever held) is
+            // claimed here, so its items expire; its ops would claim it anyway.
+            Periodic(every: takeOverInterval) { now in await hub.claimUnheld(now: now, rooms: capabilities.resolve(LoggedRooms.self)) },
             // Every node marks the corridors its members watch as used, and retires its own live
             // corridors that nobody used (here or, by their `last_used`, on any node).
             Periodic(every: sweepInterval) { now in
@@ -195,10 +202,8 @@ public struct RoutesDomain: Domain {
     }
 
     /// `route:<id>`: any logged-in user may watch a corridor that was ever subscribed to (a private
-    /// one, only its owner). Each corridor is under its own lease (`route:<id>`), as a venue is;
-    /// the intel hub under `route:*`.
+    /// one, only its owner). Each corridor is under its own lease (`route:<id>`), as a venue is.
     struct CorridorRooms: RoomDirectory {
-        let hub: IntelHub
         let host: CorridorHost
         let directory: CorridorDirectory
         let capabilities: Capabilities
@@ -219,10 +224,8 @@ public struct RoutesDomain: Domain {
 
         func authorize(_ id: String, for user: String) async throws(ProtocolError) { try await directory.authorize(id, for: user) }
 
-        /// This node took `route:<id>` (or the hub's `route:*`): what it held of it may be stale.
-        func acquired(_ id: String) {
-            if id == "*" { hub.invalidate() } else { host.drop(id) }
-        }
+        /// This node took `route:<id>`: what it held of it may be stale.
+        func acquired(_ id: String) { host.drop(id) }
 
         var ownerHearsResumes: Bool { true }
 
@@ -234,10 +237,35 @@ public struct RoutesDomain: Domain {
         }
     }
 
-    /// Expires items when they fall due, on the routes' owner only: sleeps until the next one (at
-    /// most a second, so an earlier one scheduled meanwhile is not late by more). Each node asks
-    /// every second whether it holds the lease, so when the owner dies another takes it (and the
-    /// timer) within a lease time.
+    /// `intel:<shard>`: a shard's log, the server's own (corridors make their pushes from it); no
+    /// client watches it. Its lease is the shard's: the node holding it runs the shard's actor.
+    struct ShardLogs: RoomDirectory {
+        let hub: IntelHub
+        var prefix: String { "intel" }
+
+        func snapshot(_ id: String, for user: String) async throws(ProtocolError) -> RoomSnapshot {
+            throw .notFound("no room intel:\(id): a shard's log is the server's; subscribe to a corridor (route.subscribe)")
+        }
+
+        func authorize(_ id: String, for user: String) async throws(ProtocolError) {
+            throw .notFound("no room intel:\(id): a shard's log is the server's; subscribe to a corridor (route.subscribe)")
+        }
+
+        /// This node took the shard's lease: what it held of the shard may be stale.
+        func acquired(_ id: String) { hub.invalidate(id) }
+    }
+
+    /// Asks the holder of a shard's lease to run a shard op, when that is another node.
+    struct LeaseCalls: ShardOwners {
+        let capabilities: Capabilities
+        func call(_ op: String, args: JSON, on lease: String) async throws(ProtocolError) -> JSON? {
+            try await capabilities.resolve(LoggedRooms.self)?.call(op, args: args, on: lease)
+        }
+    }
+
+    /// Expires items when they fall due, in the shards this node holds (each shard's owner
+    /// expires its own): sleeps until the next one (at most a second, so an earlier one scheduled
+    /// meanwhile is not late by more). A shard whose lease this node no longer holds goes from it.
     struct Expirer: Service {
         let hub: IntelHub
         let capabilities: Capabilities
@@ -245,11 +273,9 @@ public struct RoutesDomain: Domain {
         func run() async throws {
             await cancelWhenGracefulShutdown {
                 while !Task.isCancelled {
-                    var wait = 1.0
-                    if await capabilities.resolve(LoggedRooms.self)?.holds(RoutesDomain.home) ?? true {
-                        _ = await hub.expire(now: Date().timeIntervalSince1970)
-                        wait = min(1, max(0.001, (await hub.nextExpiry ?? .infinity) - Date().timeIntervalSince1970))
-                    }
+                    let rooms = capabilities.resolve(LoggedRooms.self)
+                    _ = await hub.expire(now: Date().timeIntervalSince1970) { lease in rooms?.holdsNow(lease) ?? true }
+                    let wait = min(1, max(0.001, (await hub.nextExpiry ?? .infinity) - Date().timeIntervalSince1970))
                     do { try await Task.sleep(for: .seconds(wait)) } catch { return }
                 }
             }

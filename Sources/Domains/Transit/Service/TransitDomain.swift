@@ -66,8 +66,8 @@ public struct TransitDomain: Domain {
             : RealtimePoller(sources: sources, ingest: ingest, timeoutSeconds: s[Self.gtfsRtTimeoutSeconds],
                              maxBackoffSeconds: s[Self.gtfsRtMaxBackoffSeconds], maxBytes: s[Self.gtfsRtMaxBytes], logger: context.logger,
                              polling: { [capabilities = context.capabilities] in
-                                 // Alerts go into the intel hub: polled by its node alone.
-                                 await capabilities.resolve(LoggedRooms.self)?.holds(RoutesDomain.home) ?? true
+                                 // Alerts go into the named items' shard: polled by its owner alone.
+                                 await capabilities.resolve(LoggedRooms.self)?.holds(RoutesDomain.namedHome) ?? true
                              })
     }
 

@@ -132,7 +132,7 @@ struct RealtimeUpload: Sendable {
 
     var endpoint: HTTPEndpoint {
         // Alerts go into the intel hub: served by its node.
-        HTTPEndpoint("POST", "/api/feeds/gtfs-rt", maxBodyBytes: maxBodyBytes) { request in await handle(request) }.homed(RoutesDomain.home)
+        HTTPEndpoint("POST", "/api/feeds/gtfs-rt", maxBodyBytes: maxBodyBytes) { request in await handle(request) }.homed(RoutesDomain.namedHome)
     }
 
     func handle(_ request: HTTPRequest) async -> HTTPResponse {

@@ -42,10 +42,18 @@ final class IntelShardsTests: XCTestCase {
         let south = shards.shard(of: GeoPoint(40.999_999, 29.0)), north = shards.shard(of: GeoPoint(41.000_001, 29.0))
         XCTAssertNotEqual(south, north)
         XCTAssertTrue([south, north].contains(shards.shard(of: GeoPoint(41.0, 29.0))), "a point on the border is in one of them")
-        var alert = IntelItem(id: "n1", points: [GeoPoint(41.0, 29.0), GeoPoint(52.0, 4.0)], kind: .disruption, author: .provider(source: "gvb"),
-                              tags: [], modes: [], body: "Tram 5 delayed", at: 0, expiresAt: 10)
-        XCTAssertEqual(shards.shard(of: alert), shards.shard(of: GeoPoint(41.0, 29.0)), "an unnamed item goes by its first point")
-        alert.reference = "gvb/a1"
-        XCTAssertEqual(shards.shard(of: alert), IntelShards.named)
+        // An item's id names its shard, whatever its points (an item never changes shard).
+        let shard = shards.shard(of: GeoPoint(41.0, 29.0))
+        let posted = IntelItem(id: IntelShards.id(in: shard, token: "abc"), points: [GeoPoint(41.0, 29.0), GeoPoint(52.0, 4.0)],
+                               kind: .disruption, author: .user("u"), tags: [], modes: [], body: "Tram 5 delayed", at: 0, expiresAt: 10)
+        XCTAssertEqual(shards.shard(of: posted), shard)
+        XCTAssertEqual(IntelShards.shard(ofID: posted.id), shard)
+        XCTAssertEqual(IntelShards.shard(ofID: "n8Qe2"), IntelShards.named, "a named item's")
+        XCTAssertEqual(IntelShards.shard(ofID: "i3kd92hdk3k2"), IntelShards.named, "an item stored before ids named shards")
+        XCTAssertNil(IntelShards.shard(ofID: "ievil.x"), "a shard that is no cell: nobody's")
+        XCTAssertNil(IntelShards.shard(ofID: "ic50000-1x.x"))
+        XCTAssertNil(IntelShards.shard(ofID: ""))
+        XCTAssertFalse(IntelShards(degrees: 0.1).isOnGrid(shard), "a cell of another size is not one of this grid's")
+        XCTAssertTrue(shards.isOnGrid(shard))
     }
 }

@@ -17,7 +17,7 @@ final class IntelHubTests: XCTestCase {
     private func hub(_ store: Store, ttl: Double = 10, now: Double) throws -> IntelHub {
         var configuration = IntelHub.Configuration()
         configuration.ttlSeconds = ttl
-        return try IntelHub(store: store, configuration: configuration, now: now)
+        return IntelHub(store: store, configuration: configuration, clock: { now })
     }
 
     private let bridge = IntelHub.Draft(point: GeoPoint(41.0256, 28.9744), kind: .disruption, tags: ["Traffic"], modes: [.car],
@@ -29,7 +29,7 @@ final class IntelHubTests: XCTestCase {
         let item = try await h.post(bridge, by: .user("alice"), now: now).item
         // This node takes the lease while the items cannot be read.
         try await s.write { db in try db.execute(sql: "ALTER TABLE intel_item RENAME TO intel_item_away") }
-        h.invalidate()
+        h.invalidate(IntelShards.shard(ofID: item.id)!)
         for attempt in ["like", "item"] {
             do {
                 if attempt == "like" { _ = try await h.like(item.id, by: "bob", now: now + 1) } else { _ = try await h.item(item.id) }
@@ -56,7 +56,7 @@ final class IntelHubTests: XCTestCase {
         let again = try hub(s, now: 1001)
         let restored = try await again.item(item.id)
         XCTAssertEqual(restored, item, "read back as it was acknowledged")
-        let karma = try await s.read { db in try Int.fetchOne(db, sql: "SELECT points FROM karma WHERE user = 'alice'") }
+        let karma = try await again.karma(of: "alice")
         XCTAssertEqual(karma, 1)
     }
 
@@ -77,7 +77,7 @@ final class IntelHubTests: XCTestCase {
         XCTAssertEqual(due.map(\.id), [item.id])
         let gone = try await h.item(item.id)
         XCTAssertNil(gone)
-        let karma = try await s.read { db in try Int.fetchOne(db, sql: "SELECT points FROM karma WHERE user = 'alice'") }
+        let karma = try await h.karma(of: "alice")
         XCTAssertEqual(karma, 1 + 2, "one for sharing, two for the like")
         // After a restart the like still holds: the item's new expiry and its liker are durable.
         let again = try hub(s, now: 1011)
@@ -106,16 +106,47 @@ final class IntelHubTests: XCTestCase {
         XCTAssertEqual(karma, 1 + 2, "sharing, then a link by someone else; the provider has none")
     }
 
+    /// Items of two shards are linked in two halves, each written by its own shard; a link whose
+    /// second half was never written (its node died between them) is completed by the next
+    /// attempt, not refused; a link whose halves are both made is a conflict, either way round.
+    func testALinkBetweenTwoShardsIsMadeInHalvesAndCompletedAfterACrashBetweenThem() async throws {
+        let s = try store()
+        let h = try hub(s, ttl: 100, now: 1000)
+        let north = IntelHub.Draft(point: GeoPoint(41.0205, 28.9735), kind: .poi, body: "north")
+        let south = IntelHub.Draft(point: GeoPoint(40.9800, 28.9735), kind: .poi, body: "south")
+        let a = try await h.post(north, by: .user("alice"), now: 1000).item
+        let b = try await h.post(south, by: .user("bob"), now: 1000).item
+        let c = try await h.post(south, by: .user("carol"), now: 1000).item
+        XCTAssertNotEqual(IntelShards.shard(ofID: a.id), IntelShards.shard(ofID: b.id))
+        let (la, lb, _) = try await h.link(a.id, to: b.id, by: "dave", now: 1001)
+        XCTAssertEqual(la.links, [b.id])
+        XCTAssertEqual(lb.links, [a.id])
+        for (x, y) in [(a.id, b.id), (b.id, a.id)] {
+            do { _ = try await h.link(x, to: y, by: "dave", now: 1002); XCTFail("linked twice") } catch { XCTAssertEqual(error.code, .conflict) }
+        }
+        // c's half of a link to a is written, a's is not: as if a's owner died between the halves.
+        try await s.write { db in try db.execute(sql: "INSERT INTO intel_link (item, other, at) VALUES (?, ?, ?)", arguments: [c.id, a.id, 1003.0]) }
+        let restarted = try hub(s, ttl: 100, now: 1004)
+        let (ra, rc, _) = try await restarted.link(a.id, to: c.id, by: "dave", now: 1004)
+        XCTAssertEqual(ra.links, [b.id, c.id], "the missing half is made")
+        XCTAssertEqual(rc.links, [a.id], "the half already made is left as it was")
+        do { _ = try await restarted.link(c.id, to: a.id, by: "dave", now: 1005); XCTFail("linked twice") } catch { XCTAssertEqual(error.code, .conflict) }
+        let stored = try await restarted.stored([a.id, c.id]).map(\.links)
+        XCTAssertEqual(stored, [[b.id, c.id], [a.id]])
+        for (user, points) in [("alice", 1 + 2 + 2), ("bob", 1 + 2), ("carol", 1)] {
+            let karma = try await restarted.karma(of: user)
+            XCTAssertEqual(karma, points, "\(user): sharing, and each half made on their item (carol's was never given: it crashed)")
+        }
+    }
+
     func testItemsDueWhileTheServerWasDownHaveExpiredAtStart() async throws {
         let s = try store()
         let h = try hub(s, now: 1000)
-        _ = try await h.post(bridge, by: .provider(source: "iett"), now: 1000).item
-        let before = try hub(s, now: 1009)
-        let live = await before.liveCount
-        XCTAssertEqual(live, 1)
-        let after = try hub(s, now: 1010)
-        let left = await after.liveCount
-        XCTAssertEqual(left, 0)
+        let item = try await h.post(bridge, by: .provider(source: "iett"), now: 1000).item
+        let before = try await hub(s, now: 1009).item(item.id)
+        XCTAssertEqual(before?.id, item.id)
+        let after = try await hub(s, now: 1010).item(item.id)
+        XCTAssertNil(after, "due while no node held its shard: expired when the shard is read")
     }
 
     func testExpiryFollowsItsScheduleForManyItems() async throws {

@@ -17,7 +17,7 @@ final class NamedItemsTests: XCTestCase {
     private func hub(_ store: Store, ttl: Double = 100, now: Double) throws -> IntelHub {
         var configuration = IntelHub.Configuration()
         configuration.ttlSeconds = ttl
-        return try IntelHub(store: store, configuration: configuration, now: now)
+        return IntelHub(store: store, configuration: configuration, clock: { now })
     }
 
     private let stops = [GeoPoint(52.3600, 4.8800), GeoPoint(52.3700, 4.8900), GeoPoint(52.3800, 4.9000)]

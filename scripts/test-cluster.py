@@ -30,18 +30,14 @@ Prints PASS/FAIL per check and a summary line with votes/s, reconnects and recov
 any failure. Usage: test-cluster.py HB_BIN POSTGRES_URL PG_CTL_STOP PG_CTL_START
 (the last two are shell commands that stop and start the PostgreSQL cluster).
 """
-import json
 import os
 import random
-import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
-import urllib.request
 
-from websockets.sync.client import connect
+from clusterlib import Client, Watcher, check, configure, counts, dig, finish, live
 
 BIN, DB_URL, PG_STOP, PG_START = sys.argv[1:5]
 TRACKS = int(os.environ.get("CLUSTER_TRACKS", "120"))
@@ -51,217 +47,15 @@ PER_PHASE = int(os.environ.get("CLUSTER_VOTES_PER_PHASE", "28"))
 # A phase's storm ends when every vote has ended, or after this long.
 STORM_S = float(os.environ.get("CLUSTER_STORM_SECONDS", "30"))
 LEASE_S = 3
+nodes = configure(BIN, DB_URL, LEASE_S)
 
-passed, failed = 0, 0
-
-
-def check(ok, what):
-    global passed, failed
-    if ok:
-        passed += 1
-        print(f"PASS {what}", flush=True)
-    else:
-        failed += 1
-        print(f"FAIL {what}", flush=True)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Node:
-    def __init__(self, name):
-        self.name, self.port = name, free_port()
-        self.dir = tempfile.mkdtemp(prefix=f"hubbub-cluster-{name}-")
-        self.log = open(os.path.join(self.dir, "log"), "w")
-        self.proc = None
-
-    def start(self):
-        # Every client signs up from 127.0.0.1, and sign-ups per address count across nodes.
-        self.proc = subprocess.Popen([BIN, "--port", str(self.port), "--data-dir", self.dir, "--database", DB_URL,
-                                      "--api-key", "k", "--cluster-lease-seconds", str(LEASE_S), "--auth-signups-per-address-per-hour", "100000",
-                                      "--log-level", os.environ.get("CLUSTER_LOG_LEVEL", "info")],
-                                     stdout=self.log, stderr=subprocess.STDOUT)
-        deadline = time.time() + 30
-        while time.time() < deadline:
-            if self.health()[0] == 200:
-                return
-            time.sleep(0.1)
-        raise SystemExit(f"node {self.name} did not become healthy (log {self.log.name})")
-
-    def health(self):
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/healthz", timeout=2) as r:
-                return r.status, json.loads(r.read())
-        except urllib.error.HTTPError as e:
-            return e.code, None
-        except Exception:
-            return None, None
-
-    def alive(self):
-        return self.proc is not None and self.proc.poll() is None
-
-    def kill9(self):
-        self.proc.kill()
-        self.proc.wait()
-
-    def stop(self):
-        if self.alive():
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-
-
-nodes = [Node("A"), Node("B"), Node("C")]
-
-
-class Client:
-    """One user on one node at a time; a thread reads; replies by id, pushes in order."""
-
-    def __init__(self, name, node_index, signup=False):
-        self.name, self.node_index = name, node_index
-        self.cond = threading.Condition()
-        self.replies, self.pushes, self.next, self.closed = {}, [], 1, True
-        self.reconnects = 0
-        self.connect(signup)
-
-    def connect(self, signup=False):
-        for attempt in range(60):
-            node = nodes[self.node_index]
-            if not node.alive():
-                self.node_index = (self.node_index + 1) % len(nodes)
-                continue
-            try:
-                self.ws = connect(f"ws://127.0.0.1:{node.port}/ws", max_size=None, open_timeout=5)
-            except Exception:
-                self.node_index = (self.node_index + 1) % len(nodes)
-                time.sleep(0.1)
-                continue
-            with self.cond:
-                self.closed = False
-            threading.Thread(target=self._read, args=(self.ws,), daemon=True).start()
-            op = "account.signup" if signup else "account.login"
-            args = dict(username=self.name, email=f"{self.name}@example.com", password="secret123") if signup \
-                else dict(login=self.name, password="secret123")
-            r = self.call(op, **args)
-            if r.get("ok"):
-                return
-            if signup and dig(r, "error", "code") == "conflict":
-                signup = False
-            time.sleep(0.2)
-        raise SystemExit(f"{self.name}: cannot connect and log in")
-
-    def _read(self, ws):
-        try:
-            for raw in ws:
-                m = json.loads(raw)
-                with self.cond:
-                    if "event" in m and "room" in m:
-                        self.pushes.append(m)
-                    elif "id" in m:
-                        self.replies[m["id"]] = m
-                    self.cond.notify_all()
-        except Exception:
-            pass
-        finally:
-            with self.cond:
-                if ws is self.ws:
-                    self.closed = True
-                self.cond.notify_all()
-
-    def call(self, op, timeout=10, **args):
-        with self.cond:
-            rid = self.next
-            self.next += 1
-        try:
-            self.ws.send(json.dumps({"id": rid, "op": op, "args": args}))
-        except Exception:
-            return {"ok": False, "error": {"code": "disconnected"}}
-        with self.cond:
-            self.cond.wait_for(lambda: rid in self.replies or self.closed, timeout)
-            return self.replies.pop(rid, {"ok": False, "error": {"code": "disconnected" if self.closed else "no_reply"}})
-
-    def reconnect(self):
-        try:
-            self.ws.close()
-        except Exception:
-            pass
-        self.reconnects += 1
-        self.node_index = (self.node_index + 1) % len(nodes)
-        self.connect()
-
-
-def dig(d, *keys):
-    for k in keys:
-        if not isinstance(d, dict):
-            return None
-        d = d.get(k)
-    return d
-
-
-class Patron(Client):
-    """Watches the venue; checks seq order per epoch as pushes come; resumes with since."""
+class Patron(Watcher):
+    """Watches the venue's room from its first subscribe."""
 
     def __init__(self, name, node_index, room):
         super().__init__(name, node_index, signup=True)
-        self.room, self.violations, self.recoveries, self.snapshots = room, [], 0, 0
-        self.epoch, self.seq, self.checked = None, None, 0
+        self.room = room
         self.subscribe(None)
-
-    def subscribe(self, since):
-        args = {"room": self.room}
-        if since:
-            args["since"] = since
-        r = self.call("subscribe", **args)
-        if not r.get("ok"):
-            return False
-        res = r["result"]
-        with self.cond:
-            self.absorb()
-            if since and res.get("recovered"):
-                self.recoveries += 1
-            else:
-                if since:
-                    self.snapshots += 1
-                self.epoch, self.seq = res["epoch"], res["seq"]
-                self.checked = len(self.pushes)
-        return True
-
-    def absorb(self):
-        """Checks pushes not yet checked (call with the lock held)."""
-        for p in self.pushes[self.checked:]:
-            if p.get("room") != self.room:
-                continue
-            if p["epoch"] != self.epoch:
-                self.violations.append(f"epoch {p['epoch']} while in {self.epoch} at seq {p['seq']}")
-                self.epoch, self.seq = p["epoch"], p["seq"]
-            elif p["seq"] != self.seq + 1:
-                self.violations.append(f"seq {p['seq']} after {self.seq}")
-                self.seq = max(self.seq, p["seq"])
-            else:
-                self.seq = p["seq"]
-        self.checked = len(self.pushes)
-
-    def keep_up(self):
-        """Checks what came; if the connection broke, resumes on another node with since."""
-        with self.cond:
-            self.absorb()
-            broken = self.closed
-        if broken:
-            since = {"seq": self.seq, "epoch": self.epoch}
-            for _ in range(30):
-                self.reconnect()
-                if self.subscribe(since):
-                    return
-                time.sleep(0.3)
-
-
-def live():
-    return [n for n in nodes if n.alive()]
 
 
 def storm(voters, plans, done, stop_at, stats):
@@ -413,16 +207,11 @@ def main():
               f"{sum(p.snapshots for p in patrons)} snapshots, "
               f"{sum(len(p.violations) for p in patrons)} violations", flush=True)
     finally:
-        if failed and os.environ.get("CLUSTER_HOLD"):
+        if counts["failed"] and os.environ.get("CLUSTER_HOLD"):
             print(f"holding the nodes for inspection: {[(n.name, n.proc.pid) for n in nodes]}", flush=True)
             time.sleep(float(os.environ["CLUSTER_HOLD"]))
-        for n in nodes:
-            n.stop()
-    print(f"cluster: {passed} passed, {failed} failed", flush=True)
-    if failed:
-        for n in nodes:
-            print(f"  log of {n.name}: {n.log.name}", file=sys.stderr)
-    sys.exit(1 if failed else 0)
+        status = finish("cluster")
+    sys.exit(status)
 
 
 if __name__ == "__main__":

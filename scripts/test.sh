@@ -5,7 +5,8 @@
 #   3. swift test (codec unit tests, transport and server integration tests),
 #   4. the server's use-case tests again on PostgreSQL (a fresh cluster, scripts/test-postgres.sh),
 #      with three nodes in the test process (ClusterTests), then three node processes with
-#      kill -9 and a PostgreSQL restart (scripts/test-cluster.sh),
+#      kill -9 and a PostgreSQL restart, and kill -9 of the intel shards' owner during a provider
+#      burst (scripts/test-cluster.sh),
 #      interop with Python's websockets library (ws/wss, with and without compression),
 #      kill -9 during a vote storm, during a burst of intel posts, likes, comments and links
 #      (nothing acknowledged lost, nothing counted twice) and during an event-feed ingest (the
@@ -57,7 +58,7 @@ scripts/test-hostile.sh
 log "PostgreSQL: the use-case tests and three nodes in this process, on a fresh cluster"
 scripts/test-postgres.sh
 
-log "cluster: three processes on PostgreSQL, kill -9 of an owner during a vote storm, PostgreSQL restarted under load"
+log "cluster: three processes on PostgreSQL, kill -9 of an owner during a vote storm, PostgreSQL restarted under load, kill -9 of the intel shards' owner during a provider burst"
 scripts/test-cluster.sh
 
 log "load harness: smoke scenario and comparison mode"

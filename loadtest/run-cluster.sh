@@ -12,7 +12,8 @@
 # Servers as in run-scenario.sh: one event loop each, 1,000 PBKDF2 iterations, a random api key.
 # At the end: each node's CPU seconds over the run (user + system, from /proc, sampled every
 # second so a killed node counts until it died) and its share of the nodes' total: the nodes
-# share the server cores here, so latency alone hides which node does the work.
+# share the server cores here, so latency alone hides which node does the work; and
+# PostgreSQL's CPU seconds (its processes, ended ones included).
 set -euo pipefail
 source "$(dirname "$0")/../scripts/lib.sh"
 [[ $# -ge 1 ]] || { sed -n 2,12p "$0"; exit 2; }
@@ -38,10 +39,14 @@ done
 if [[ -n "${KILL_AT:-}" ]]; then
     ( sleep "$KILL_AT"; kill -9 "${PIDS[0]}" 2>/dev/null && log "killed node 1 (pid ${PIDS[0]}) with SIGKILL at ${KILL_AT}s" ) &
 fi
-# Each node's utime+stime in clock ticks, one line per second: "t ticks1 ticks2 ...", a dead
-# node's column keeping its last value.
+# Each node's utime+stime in clock ticks, one line per second: "t ticks1 ticks2 ... pg", a dead
+# node's column keeping its last value; the last column is PostgreSQL's (the postmaster with its
+# children: those still running, and those that ended).
 make_tmpdir cpu_dir
 CPU_LOG=$cpu_dir/cpu.log
+PG_PORT=${DB##*:}
+PG_PID=$(ps -u postgres -o pid=,args= | awk -v p="-p $PG_PORT" 'index($0, p) && /postgres -D/ {print $1; exit}')
+ticks() { local stat rest; stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1; rest=${stat##*) }; read -r -a f <<< "$rest"; echo $((f[11] + f[12] + ${2:-0} * (f[13] + f[14]))); }
 (
     declare -A last
     while :; do
@@ -54,6 +59,12 @@ CPU_LOG=$cpu_dir/cpu.log
             fi
             line+=" ${last[$pid]:-0}"
         done
+        pg=0
+        if [[ -n $PG_PID ]] && t=$(ticks "$PG_PID" 1); then
+            pg=$t
+            for child in $(pgrep -P "$PG_PID"); do t=$(ticks "$child") && pg=$((pg + t)); done
+        fi
+        line+=" $pg"
         echo "$line" >> "$CPU_LOG"
         sleep 1
     done
@@ -70,11 +81,14 @@ if len(rows) < 2:
     sys.exit(0)
 first, last = rows[0], rows[-1]
 secs = [(b - a) / tck for a, b in zip(first[1:], last[1:])]
+pg = secs.pop()
 total = sum(secs) or 1
-print(f"node CPU over {last[0] - first[0]} s (user + system; share of the nodes' total):")
+span = last[0] - first[0]
+print(f"node CPU over {span} s (user + system; share of the nodes' total):")
 for i, s in enumerate(secs, 1):
     print(f"  node {i}: {s:8.1f} s  {100 * s / total:5.1f} %")
 print(f"  nodes:  {sum(secs):8.1f} s")
+print(f"  PostgreSQL: {pg:6.1f} s  ({100 * pg / max(span, 1):.0f} % of one core)")
 PY
 }
 rc=0

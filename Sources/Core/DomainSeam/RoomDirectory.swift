@@ -20,8 +20,8 @@ public protocol RoomDirectory: Sendable {
     /// Checks that `user` may watch room `id`, without loading it (a recovery from the log).
     func authorize(_ id: String, for user: String) async throws(ProtocolError)
     /// The lease whose holder owns room `id` (several nodes): by default the room's own name.
-    /// Rooms whose pushes one actor decides together (every corridor hears of the intel hub's
-    /// items) name one lease for all of them, so they have one owner.
+    /// Rooms whose pushes one owner decides together (tonight's users and events, from one
+    /// catalog) name one lease for all of them, so they have one owner.
     func lease(of id: String) -> String
     /// This node just took `lease` (several nodes): whatever it held in memory of the rooms under
     /// it may be stale (another node owned them meanwhile) and must be loaded afresh. `id` is the
@@ -50,7 +50,7 @@ extension RoomDirectory {
 
 /// What the core offers a domain about its logged rooms beyond the `subscribe` op (it provides
 /// this capability): a domain op that subscribes its caller itself (`route.subscribe`), and
-/// background work that must run on one node only (the intel hub's expiry).
+/// background work that must run on one node only (a shard's expiry), node ops on a lease's holder.
 public protocol LoggedRooms: Sendable {
     /// Subscribes the caller's connection to `room` as the core's `subscribe` does (the
     /// subscription counted against the connection's limit), from a snapshot its owner takes with

@@ -2,6 +2,7 @@ import Foundation
 import HubbubTestSupport
 import Realtime
 import Routes
+import Storage
 import XCTest
 
 /// The intel split into shards (`routes.shardDegrees`, 0.05°: latitude 41.0° is a border), each
@@ -82,6 +83,37 @@ final class IntelShardUseCaseTests: XCTestCase {
         XCTAssertEqual(lastToX, "intel.added \(last)")
         let linkedA = try await bob.ok("intel.get", ["item": .string(itemA)])
         XCTAssertEqual(linkedA["item"]?["links"], [.string(itemB)])
+    }
+
+    /// A link between two shards whose first half was written and whose second was not (its
+    /// node died between them), attempted again the other way round: the corridor holding both
+    /// items hears of it, once, as does the one holding the item whose half was missing.
+    func testALinkCompletedTheOtherWayRoundReachesTheCorridorHoldingBoth() async throws {
+        let (alice, _) = try await server.user("alice")
+        let itemA = try await post(alice, at: (41.02, 28.97), body: "north of the border")
+        let itemB = try await post(alice, at: (40.98, 28.97), body: "south of the border")
+        // An attempt `intel.link {item: b, to: a}` wrote a's half, then its node died.
+        let dir = server.configuration.dataDir, url = server.configuration.database.url
+        server.stop()
+        var storage = Store.Configuration(directory: dir)
+        storage.postgresURL = url
+        let store = try Store(configuration: storage, migrations: SQLMigrations())
+        try await store.write { db in try db.execute(sql: "INSERT INTO intel_link (item, other, at) VALUES (?, ?, ?)", arguments: [itemA, itemB, 1.0]) }
+        store.close()
+        server = try TestServer(dataDir: dir)
+        let (bob, _) = try await server.user("bob")
+        let (y, _) = try await server.user("yusuf"), (z, _) = try await server.user("zeynep")
+        _ = try await y.ok("route.subscribe", route((40.979, 28.965), (40.981, 28.975), width: 300))
+        _ = try await z.ok("route.subscribe", route((40.975, 28.97), (41.025, 28.97), width: 300))
+        _ = try await bob.ok("intel.link", ["item": .string(itemA), "to": .string(itemB)])
+        let again = try await bob.errorCode("intel.link", ["item": .string(itemB), "to": .string(itemA)])
+        XCTAssertEqual(again, "conflict", "both halves are made now")
+        let last = try await post(bob, at: (40.98, 28.97), body: "last")
+        // The push names the item whose half was made now first: b, linked to a.
+        let link = "intel.linked \(itemB)>\(itemA)"
+        let toZ = events(try await z.awaitPushes(2)), toY = events(try await y.awaitPushes(2))
+        XCTAssertEqual(toZ, [link, "intel.added \(last)"], "the corridor holding both hears of it once")
+        XCTAssertEqual(toY, [link, "intel.added \(last)"])
     }
 
     /// Ten posts along the corridor of the test below, one after another; their ids.

@@ -79,6 +79,8 @@ public final class IntelHub: Sendable {
     /// Where each shard's owner is (several nodes); nil: every shard is this node's.
     let owners: ShardOwners?
     private let shards = Mutex<[String: IntelShard]>([:])
+    /// Since when each shard with an actor here has not been held by this node (`expire`).
+    private let unheld = Mutex<[String: Double]>([:])
     /// What time it is when a shard's items are read (those past their time are not live).
     let clock: @Sendable () -> Double
 
@@ -108,7 +110,10 @@ public final class IntelHub: Sendable {
     public func invalidate(_ name: String) { shards.withLock { $0[name] }?.invalidate() }
 
     /// Shard `name` is another node's now: its actor here goes (its memory with it).
-    func release(_ name: String) { _ = shards.withLock { $0.removeValue(forKey: name) } }
+    func release(_ name: String) {
+        _ = shards.withLock { $0.removeValue(forKey: name) }
+        _ = unheld.withLock { $0.removeValue(forKey: name) }
+    }
 
     /// The shard item `id` names, or `not_found` if it names none.
     private func shard(ofItem id: String) throws(ProtocolError) -> String {
@@ -210,7 +215,9 @@ public final class IntelHub: Sendable {
         if home == away { return try await shard(home).link(id, to: other, by: user, now: now) }
         let mine = shard(home)
         let before = try await mine.linking(id, to: other)
-        let far = try await linkHalf(other, to: before, side: .to, by: user, now: now)
+        // Corridors holding both items hear of the link from the half made last: `id`'s, unless
+        // it was made already (then the other's speaks for them too).
+        let far = try await linkHalf(other, to: before.item, side: before.made ? .item : .to, by: user, now: now)
         let near = try await mine.linkHalf(id, to: far.item, side: .item, by: user, now: now)
         guard near.made || far.made else { throw .conflict("\(id) and \(other) are linked already") }
         return (near.item, far.item, near.aliases.merging(far.aliases) { a, _ in a })
@@ -292,16 +299,22 @@ public final class IntelHub: Sendable {
     }
 
     /// Expires what is due at `now` in every shard held here (`holds`: whether this node holds a
-    /// shard's lease now; a shard it lost goes); returns what expired.
-    public func expire(now: Double, holds: @escaping @Sendable (String) -> Bool = { _ in true }) async -> [IntelItem] {
-        await withTaskGroup(of: [IntelItem].self) { group in
-            for shard in held {
-                guard holds(shard.room) else {
-                    release(shard.name)
-                    continue
-                }
-                group.addTask { await shard.expire(now: now) }
+    /// shard's lease now, by what it knows); returns what expired. A shard not held now is left
+    /// alone (its lease may only be late in its renewal); one not held for `releaseAfter` seconds
+    /// goes from this node, its memory with it (another node took it: taking it back reads it again).
+    public func expire(now: Double, holds: @escaping @Sendable (String) -> Bool = { _ in true }, releaseAfter: Double = 60) async -> [IntelItem] {
+        var active: [IntelShard] = []
+        for shard in held {
+            let here = holds(shard.room)
+            let since = unheld.withLock { u -> Double? in
+                if here { u[shard.name] = nil; return nil }
+                if u[shard.name] == nil { u[shard.name] = now }
+                return u[shard.name]
             }
+            if here { active.append(shard) } else if let since, now - since >= releaseAfter { release(shard.name) }
+        }
+        return await withTaskGroup(of: [IntelItem].self) { group in
+            for shard in active { group.addTask { await shard.expire(now: now) } }
             return await group.reduce(into: []) { $0 += $1 }
         }
     }

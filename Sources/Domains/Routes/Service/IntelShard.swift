@@ -102,11 +102,14 @@ actor IntelShard {
         do {
             // The head first, in a write (a log nobody wrote yet has none), then the items: a change
             // is written with its entry, so nothing written before the head is missing from the items.
+            let started = Date()
             let head = try await store.write { db in try RoomLogRows.head(of: room, db) }
             let items = try await store.read { db in try IntelRows.live(now: now, shard: name, db) }
             fresh.adopt(room, head: head)
             writer = fresh
             live = Live(grid: configuration.grid, items: items)
+            rooms?.logger.info("routes: an intel shard read here", metadata: [
+                "shard": "\(name)", "items": "\(items.count)", "seq": "\(head.seq)", "ms": "\(Int(Date().timeIntervalSince(started) * 1000))"])
             return live
         } catch {
             rooms?.logger.warning("routes: could not read an intel shard", metadata: ["shard": "\(name)", "error": "\(error)"])
@@ -238,11 +241,14 @@ actor IntelShard {
     }
 
     /// Item `id` as a link to `other` (in another shard) would leave it, before that link is
-    /// made: what the other shard's half shows beside its own item. `not_found` if it is not live.
-    func linking(_ id: String, to other: String) async throws(ProtocolError) -> IntelItem {
+    /// made: what the other shard's half shows beside its own item; and whether `id`'s own half
+    /// is made already (an earlier attempt, the other way round, failed after it). `not_found` if
+    /// it is not live.
+    func linking(_ id: String, to other: String) async throws(ProtocolError) -> (item: IntelItem, made: Bool) {
         guard var item = try await current().items[id] else { throw .notFound("no live item \(id)") }
+        guard !item.links.contains(other) else { return (item, true) }
         try? item.link(to: other)
-        return item
+        return (item, false)
     }
 
     /// One half of a link between two shards' items: item `id` of this shard shows `other` (as

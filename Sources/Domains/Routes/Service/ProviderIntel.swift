@@ -48,7 +48,7 @@ struct ProviderIntel: Sendable {
         let results = await hub.post(drafts.map { ($0.draft, $0.author) }, now: now)
         // Nothing written, for want of the store or the shards' owners: the provider sends it again.
         let failures = results.compactMap { if case .failure(let e) = $0 { e } else { nil } }
-        if !results.isEmpty, failures.count == results.count, let first = failures.first(where: { $0.code == .unavailable }) {
+        if !results.isEmpty, failures.count == results.count, failures.allSatisfy({ $0.code == .unavailable }), let first = failures.first {
             return .error(503, first.message, headers: [("Retry-After", "1")])
         }
         var added: [IntelItem] = []

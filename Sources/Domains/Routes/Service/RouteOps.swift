@@ -154,8 +154,8 @@ extension RoutesDomain {
         return .reply(["item": a.json(aliases: names, language: reader), "to": b.json(aliases: names, language: reader)])
     }
 
-    /// `intel.query`: live items in a box, newest first. A bounded box bounds the cells a query
-    /// merges (stopping at the limit).
+    /// `intel.query`: live items in a box, newest first, read from the store on this node (the
+    /// box is bounded by `routes.maxQueryDegrees`; the read stops at the limit).
     func query(_ c: UserCall<QueryArgs>) async throws(ProtocolError) -> OpOutcome {
         let q = c.args
         let lonSpan = q.minLon <= q.maxLon ? q.maxLon - q.minLon : 360 - (q.minLon - q.maxLon)

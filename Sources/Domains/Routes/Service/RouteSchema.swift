@@ -108,7 +108,7 @@ public enum RouteSchema {
         }
         migrator.registerMigration("routes.v6") { db in
             // The shard whose log tells of an item's changes (`IntelShards`): a node's copy of a
-            // shard reads its live items by it. Filled in at start for items written before.
+            // shard reads its live items by it. (routes.v7 puts the items written before in `named`.)
             try db.execute(sql: """
                 ALTER TABLE intel_item ADD COLUMN shard TEXT;
                 CREATE INDEX intel_item_shard ON intel_item (shard, expires_at);

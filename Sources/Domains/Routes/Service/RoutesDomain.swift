@@ -30,7 +30,7 @@ public struct RoutesDomain: Domain {
     public static let retireAfterSeconds = Setting("routes.retireAfterSeconds", default: 600, range: 1...86_400,
                                                    help: "seconds a corridor nobody watches stays in memory")
     public static let sweepSeconds = Setting("routes.sweepSeconds", default: 30, range: 1...3_600,
-                                             help: "seconds between marks of the corridors watched on a node, and each node's look at which of its corridors to keep live")
+                                             help: "seconds between marks of the corridors watched on a node, each node's look at which of its corridors to keep live, and its look for intel shards holding live items that no node holds (it claims them, so their items expire)")
     public static let takeOverSeconds = Setting("routes.takeOverSeconds", default: 2, range: 1...600,
                                                 help: "seconds between each node's look for corridors watched there whose owner node is gone (it takes them)")
     public static let shardDegrees = Setting("routes.shardDegrees", default: 0.05, range: 0.001...10.0,
@@ -180,9 +180,10 @@ public struct RoutesDomain: Domain {
         let pruning = self.pruning, window = directory.configuration.retireAfterSeconds, sweep = sweepInterval
         return [
             Expirer(hub: hub, capabilities: capabilities),
-            // A shard holding live items whose owner is gone (or that no node ever held) is
-            // claimed here, so its items expire; its ops would claim it anyway.
-            Periodic(every: takeOverInterval) { now in await hub.claimUnheld(now: now, rooms: capabilities.resolve(LoggedRooms.self)) },
+            // A shard holding live items whose owner is gone (or that no node held since a start)
+            // is claimed here, so its items expire without waiting for an op to claim it: at
+            // start, then every sweep (one read of the shards holding live items).
+            Periodic(every: sweepInterval, atStart: {}) { now in await hub.claimUnheld(now: now, rooms: capabilities.resolve(LoggedRooms.self)) },
             // Every node marks the corridors its members watch as used, and retires its own live
             // corridors that nobody used (here or, by their `last_used`, on any node).
             Periodic(every: sweepInterval) { now in

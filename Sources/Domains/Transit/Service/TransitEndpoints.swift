@@ -131,7 +131,7 @@ struct RealtimeUpload: Sendable {
     let maxBodyBytes: Int
 
     var endpoint: HTTPEndpoint {
-        // Alerts go into the intel hub: served by its node.
+        // Alerts are named items, decided in the `named` shard: served by its owner.
         HTTPEndpoint("POST", "/api/feeds/gtfs-rt", maxBodyBytes: maxBodyBytes) { request in await handle(request) }.homed(RoutesDomain.namedHome)
     }
 

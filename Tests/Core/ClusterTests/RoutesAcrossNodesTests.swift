@@ -225,4 +225,34 @@ extension ClusterTests {
             XCTAssertEqual(karma, 1 + 2, "\(user): sharing, and one link received")
         }
     }
+
+    /// A shard moving between nodes while items arrive: its owner stops in the middle of a run of
+    /// posts through another node (they answer `unavailable` until the lease runs out, and are
+    /// sent again); the watcher, on a third node, hears of every acknowledged post once, in seq
+    /// order, in its first epoch (its corridor did not move: only the shard did).
+    func testAShardMovingBetweenNodesWhileItemsArriveLosesAndRepeatsNothing() async throws {
+        let (watcher, sub) = try await traveller("watcher", on: 2)
+        _ = try await nodes[0].user("poster")
+        let first = try await login("poster", on: 0).ok("intel.post", Self.inside)["item"]?["id"]
+        XCTAssertEqual(try shardOwner(of: first), 0, "the first post's node holds the shard")
+        let poster = try await login("poster", on: 1)
+        var acked: [JSON] = [first ?? .null]
+        for n in 0..<24 {
+            if n == 8 { nodes[0].stop() }
+            var reply = try await poster.call("intel.post", Self.inside)
+            for _ in 0..<100 where reply["error"]?["code"]?.string == "unavailable" {
+                try await Task.sleep(for: .milliseconds(100))
+                reply = try await poster.call("intel.post", Self.inside)
+            }
+            acked.append(try XCTUnwrap(reply["result"]?["item"]?["id"], reply.encoded))
+        }
+        XCTAssertEqual(try shardOwner(of: acked.last, stopped: 0), 1, "the shard moved to the node its posts came through")
+        let pushes = try await watcher.awaitPushes(acked.count, within: 20)
+        let start = try XCTUnwrap(sub["seq"]?.int)
+        XCTAssertEqual(pushes.compactMap { $0["seq"]?.int }, Array(start + 1...start + acked.count), "every push once, in order")
+        XCTAssertEqual(Set(pushes.compactMap { $0["epoch"]?.string }), [sub["epoch"]?.string ?? "?"], "in the corridor's first epoch")
+        XCTAssertEqual(pushes.map { $0["data"]?["item"]?["id"] ?? .null }, acked, "each acknowledged post, in the order acknowledged")
+        try await Task.sleep(for: .milliseconds(500))
+        XCTAssertEqual(watcher.pushes.count, acked.count, "and nothing more")
+    }
 }

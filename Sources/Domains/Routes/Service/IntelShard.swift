@@ -275,18 +275,6 @@ actor IntelShard {
         return (linked, true, names)
     }
 
-    /// Live items in a box (`minLon > maxLon`: across the antimeridian) that happened between
-    /// `since` and `until` and pass `filter`, newest first, at most `limit`.
-    func query(minLat: Double, minLon: Double, maxLat: Double, maxLon: Double, since: Double?, until: Double?, filter: IntelFilter,
-               limit: Int) async throws(ProtocolError) -> (items: [IntelItem], truncated: Bool) {
-        let live = try await current()
-        let items = live.items
-        let (ids, truncated) = live.index.newest(minLat: minLat, minLon: minLon, maxLat: maxLat, maxLon: maxLon, since: since ?? -.infinity,
-                                                 until: until ?? .infinity, limit: limit,
-                                                 accept: filter.isEmpty ? { _ in true } : { id in items[id].map(filter.matches) ?? false })
-        return (ids.compactMap { items[$0] }, truncated)
-    }
-
     /// A provider's batch of named items (`NamedItem`) in one durable write: see `IntelHub.apply`.
     func apply(_ batch: [NamedItem], scope: String, ending: NamedEnding, now: Double) async throws(ProtocolError)
         -> (changes: [NamedChange], unchanged: Int) {

@@ -229,7 +229,8 @@ let package = Package(
         .testTarget(name: "StorageTests", dependencies: ["Storage", "HubbubTestSupport", "SeededRandom", .product(name: "GRDB", package: "GRDB.swift")], path: "Tests/Core/StorageTests"),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "HubbubClient", "WebSocket", "HubbubTestSupport"], path: "Tests/Core/TransportTests"),
         // Three nodes on one PostgreSQL (scripts/test-postgres.sh runs them; the SQLite pass skips them).
-        .testTarget(name: "ClusterTests", dependencies: ["HubbubServer", "HubbubTestSupport", "Realtime", "Accounts", "RouteService", "Routes", "TonightService", "DomainSeam"], path: "Tests/Core/ClusterTests"),
+        .testTarget(name: "ClusterTests", dependencies: ["HubbubServer", "HubbubTestSupport", "Realtime", "Accounts", "RouteService", "Routes", "TonightService", "DomainSeam",
+                                                         "TransitFeeds", .product(name: "SwiftProtobuf", package: "swift-protobuf")], path: "Tests/Core/ClusterTests"),
         .testTarget(name: "HubbubServerTests", dependencies: ["HubbubServer", "HubbubClient", "Transport", "WebSocket", "Realtime",
                                                               "HubbubTestSupport", "DomainSeam", "Accounts", "VenueService", "RouteService", "TonightService", "Storage", "RoomLog",
                                                               "TransitFeeds", .product(name: "SwiftProtobuf", package: "swift-protobuf"),

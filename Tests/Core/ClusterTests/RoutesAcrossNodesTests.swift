@@ -4,6 +4,8 @@ import HubbubTestSupport
 import Realtime
 import RouteService
 import Routes
+import SwiftProtobuf
+import TransitFeeds
 import XCTest
 
 /// Travellers on three nodes: each intel shard is one node's (its `intel:<shard>` lease's
@@ -254,5 +256,59 @@ extension ClusterTests {
         XCTAssertEqual(pushes.map { $0["data"]?["item"]?["id"] ?? .null }, acked, "each acknowledged post, in the order acknowledged")
         try await Task.sleep(for: .milliseconds(500))
         XCTAssertEqual(watcher.pushes.count, acked.count, "and nothing more")
+    }
+
+    /// A GTFS-Realtime message (a full dataset) of alerts on `(entity, route, text)`.
+    private func alerts(_ entities: [(String, String, String)]) throws -> [UInt8] {
+        var m = TransitRealtime_FeedMessage()
+        m.header.gtfsRealtimeVersion = "2.0"
+        m.entity = entities.map { id, route, text in
+            var e = TransitRealtime_FeedEntity()
+            e.id = id
+            var selector = TransitRealtime_EntitySelector()
+            selector.routeID = route
+            e.alert.informedEntity = [selector]
+            var t = TransitRealtime_TranslatedString.Translation()
+            t.text = text
+            e.alert.headerText.translation = [t]
+            return e
+        }
+        return try m.serializedBytes()
+    }
+
+    /// GTFS-Realtime alerts are read and placed on whichever node receives them; only their items
+    /// go to the owner of the `named` shard, which decides them: messages posted to the two other
+    /// nodes are applied there in full (added, revised, ended by a full dataset leaving them out),
+    /// the shard stays where it is, and a traveller on a third node hears of each change once, in order.
+    func testTransitAlertsPostedToAnyNodeAreDecidedByTheNamedShardsOwner() async throws {
+        XCTAssertEqual(try nodes[0].api("POST", "/api/feeds/gtfs?feed=city", body: try makeZip(TransitFixture.smallCity())).status, 200)
+        _ = try await nodes[1].user("rider")
+        let rider = try await login("rider", on: 1)
+        // Across stop s5, served by both routes.
+        let sub = try await rider.ok("route.subscribe", ["from": ["lat": 52.355, "lon": 4.85], "to": ["lat": 52.365, "lon": 4.85], "widthMeters": 200])
+        var r = try nodes[0].api("POST", "/api/feeds/gtfs-rt?feed=city", body: try alerts([("tram5", "r1", "Tram 5 delayed")]))
+        XCTAssertEqual(r.status, 200, r.json?.encoded ?? "")
+        XCTAssertEqual(r.json?["added"]?.int, 1)
+        let url = nodes[0].configuration.database.url
+        let holder = try TestPostgres.query(url, "SELECT node FROM cluster_lease WHERE shard = 'intel:named'")
+        XCTAssertEqual(holder.count, 1)
+        var others: [Int] = []
+        for n in 0..<3 where try nodes[n].api("GET", "/healthz", key: nil).json?["node"]?.string != holder.first { others.append(n) }
+        XCTAssertEqual(others.count, 2, "one node holds the named shard")
+
+        r = try nodes[others[0]].api("POST", "/api/feeds/gtfs-rt?feed=city",
+                                     body: try alerts([("tram5", "r1", "Tram 5 diverted"), ("bus22", "r2", "Bus 22 cancelled")]))
+        XCTAssertEqual(r.status, 200, r.json?.encoded ?? "")
+        XCTAssertEqual([r.json?["added"]?.int, r.json?["changed"]?.int], [1, 1], r.json?.encoded ?? "")
+        r = try nodes[others[1]].api("POST", "/api/feeds/gtfs-rt?feed=city", body: try alerts([]))
+        XCTAssertEqual(r.status, 200, r.json?.encoded ?? "")
+        XCTAssertEqual(r.json?["ended"]?.int, 2, "a full dataset of nothing ends both")
+        XCTAssertEqual(try TestPostgres.query(url, "SELECT node FROM cluster_lease WHERE shard = 'intel:named'"), holder, "the shard did not move")
+
+        let pushes = try await rider.awaitPushes(5)
+        let start = try XCTUnwrap(sub["seq"]?.int)
+        XCTAssertEqual(pushes.compactMap { $0["seq"]?.int }, Array(start + 1...start + 5), "every change once, in order")
+        XCTAssertEqual(pushes.map { $0["event"]?.string ?? "" }, ["intel.added", "intel.updated", "intel.added", "intel.expired", "intel.expired"])
+        XCTAssertEqual(pushes[1]["data"]?["item"]?["body"]?.string, "Tram 5 diverted")
     }
 }

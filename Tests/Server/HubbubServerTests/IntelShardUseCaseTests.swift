@@ -150,4 +150,24 @@ final class IntelShardUseCaseTests: XCTestCase {
         XCTAssertEqual(pushed.count, Set(pushed).count, "no item pushed twice")
         XCTAssertEqual(Set(shown).union(pushed), Set(posted), "every item in the snapshot or pushed after it")
     }
+
+    /// The ops one node asks of another (`cluster.intel.*`) are nobody else's: a client asking for
+    /// one, with arguments a node would send, is told the op is unknown, and nothing is posted.
+    func testAClientCannotCallTheShardsNodeOps() async throws {
+        let (c, _) = try await server.user("sneaky")
+        let shard = IntelShards().shard(of: GeoPoint(41.0205, 28.9735))
+        let asks: [(String, JSON)] = [
+            ("cluster.intel.post", ["shard": .string(shard), "now": 1000,
+                                    "drafts": [["lat": 41.0205, "lon": 28.9735, "kind": "poi", "body": "forged", "tags": [], "modes": [], "source": "metro"]]]),
+            ("cluster.intel.linkHalf", ["item": "ix", "to": ["id": "iy"], "side": "item", "by": "sneaky", "now": 1000]),
+            ("cluster.intel.apply", ["scope": "city", "now": 1000, "items": [], "ending": ["allOthersBut": []]]),
+        ]
+        for (op, args) in asks {
+            let answer = try await c.call(op, args)
+            XCTAssertEqual(answer["error"]?["code"]?.string, "bad_request", op)
+            XCTAssertEqual(answer["error"]?["message"]?.string, "unknown op \(op)")
+        }
+        let found = try await c.ok("intel.query", ["minLat": 41, "minLon": 28.9, "maxLat": 41.1, "maxLon": 29])
+        XCTAssertEqual(found["items"]?.items.count, 0, "nothing was posted")
+    }
 }

@@ -293,6 +293,16 @@ public final class IntelHub: Sendable {
         try await shard(IntelShards.named).apply(batch, scope: scope, ending: ending, now: now)
     }
 
+    /// Part of a provider's batch applied by the `named` shard's owner (here or over the link).
+    func applyOnOwner(_ part: [NamedItem], scope: String, ending: NamedEnding, now: Double) async throws(ProtocolError) -> NamedIntelFeed.Outcome {
+        if let owners, let answer = try await owners.call(ShardOp.apply, args: ShardOp.applyArguments(part, scope: scope, ending: ending, now: now),
+                                                           on: CorridorHost.logRoom(IntelShards.named)) {
+            return try ShardOp.applied(answer)
+        }
+        let (changes, unchanged) = try await apply(part, scope: scope, ending: ending, now: now)
+        return NamedIntelFeed.Outcome(changes, unchanged: unchanged)
+    }
+
     /// The id of the item a provider names `reference`: the same whenever it comes back.
     static func id(of reference: String) -> String {
         "n" + Base64.encodeURL(Array(Digest.sha256(Array(reference.utf8)).prefix(12)))

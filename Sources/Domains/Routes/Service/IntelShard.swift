@@ -314,8 +314,10 @@ actor IntelShard {
                 let id = IntelHub.id(of: "\(scope)/\(name)")
                 if seen.insert(id).inserted, let item = live.items[id] { ended.append(item) }
             }
-        case .allOthers:
-            for id in live.named[scope] ?? [] where !seen.contains(id) { if let item = live.items[id] { ended.append(item) } }
+        case .allOthers, .allOthersBut:
+            var kept = seen
+            if case .allOthersBut(let names) = ending { for name in names { kept.insert(IntelHub.id(of: "\(scope)/\(name)")) } }
+            for id in live.named[scope] ?? [] where !kept.contains(id) { if let item = live.items[id] { ended.append(item) } }
         }
         changes += ended.map { .ended($0) }
         guard !changes.isEmpty else { return ([], unchanged) }

@@ -55,4 +55,7 @@ public enum NamedEnding: Sendable, Equatable {
     case listed([String])
     /// Every live item of the scope the batch does not name (a full dataset).
     case allOthers
+    /// Every live item of the scope the batch does not name, but for those named here: the last
+    /// part of a full dataset sent in parts names every item of the earlier parts.
+    case allOthersBut([String])
 }

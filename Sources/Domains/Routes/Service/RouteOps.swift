@@ -28,6 +28,10 @@ extension RoutesDomain {
             .node(ShardOp.post, ShardPostArgs.self) { [hub] (a: ShardPostArgs) throws(ProtocolError) -> OpOutcome in
                 .reply(ShardOp.results(try await hub.shard(a.shard).post(a.drafts, now: a.now)))
             }.homed { a in (try? a.string("shard", maxLength: 64)).map(CorridorHost.logRoom) },
+            .node(ShardOp.apply, ShardApplyArgs.self) { [hub] (a: ShardApplyArgs) throws(ProtocolError) -> OpOutcome in
+                let (changes, unchanged) = try await hub.apply(a.items, scope: a.scope, ending: a.ending, now: a.now)
+                return .reply(ShardOp.outcome(NamedIntelFeed.Outcome(changes, unchanged: unchanged)))
+            }.homed { _ in Self.namedHome },
             .node(ShardOp.linkHalf, ShardLinkArgs.self) { [hub] (a: ShardLinkArgs) throws(ProtocolError) -> OpOutcome in
                 let half = try await hub.linkHalf(a.item, to: a.to, side: a.side, by: a.by, now: a.now)
                 return .reply(["item": half.item.json(aliases: half.aliases), "made": .bool(half.made)])

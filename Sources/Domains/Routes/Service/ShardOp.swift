@@ -20,6 +20,12 @@ enum ShardOp {
     /// → `{item: <as shown>, made}`.
     static let linkHalf = "cluster.intel.linkHalf"
 
+    /// Part of a provider's named items (a GTFS-Realtime message, read on the node that received
+    /// it) applied by the `named` shard's owner (`IntelHub.apply`): `{scope, now, items: [{name,
+    /// source, points: [[lat, lon]], kind, tags, modes, body, translations, endsAt?}], ending:
+    /// {listed: [name]} | {allOthersBut: [name]}}` → `{added, changed, ended, unchanged}`.
+    static let apply = "cluster.intel.apply"
+
     /// At most this many drafts per call: a large batch goes in several, so no message is large.
     static let maxDrafts = 500
 
@@ -60,6 +66,38 @@ enum ShardOp {
             case .failure(let e): ["error": ["code": .string(e.code.rawValue), "message": .string(e.message)]]
             }
         })]
+    }
+
+    static func applyArguments(_ items: [NamedItem], scope: String, ending: NamedEnding, now: Double) -> JSON {
+        let list: [JSON] = items.map { item in
+            var fields: [(String, JSON)] = [
+                ("name", .string(item.name)), ("source", .string(item.source)),
+                ("points", .array(item.points.map { .array([.double($0.lat), .double($0.lon)]) })),
+                ("kind", .string(item.kind.rawValue)), ("tags", .array(item.tags.map { .string($0) })),
+                ("modes", .array(item.modes.map { .string($0.rawValue) })), ("body", .string(item.body)),
+                ("translations", .object(item.translations.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) })),
+            ]
+            if let end = item.endsAt { fields.append(("endsAt", .double(end))) }
+            return .object(fields)
+        }
+        let end: JSON = switch ending {
+        case .listed(let names): ["listed": .array(names.map { .string($0) })]
+        case .allOthers: ["allOthersBut": .array([])]
+        case .allOthersBut(let names): ["allOthersBut": .array(names.map { .string($0) })]
+        }
+        return ["scope": .string(scope), "now": .double(now), "items": .array(list), "ending": end]
+    }
+
+    static func applied(_ answer: JSON) throws(ProtocolError) -> NamedIntelFeed.Outcome {
+        guard case .int(let added)? = answer["added"], case .int(let changed)? = answer["changed"],
+              case .int(let ended)? = answer["ended"], case .int(let unchanged)? = answer["unchanged"] else {
+            throw ProtocolError(.internal, "a node answered named items without their counts")
+        }
+        return .init(added: added, changed: changed, ended: ended, unchanged: unchanged)
+    }
+
+    static func outcome(_ o: NamedIntelFeed.Outcome) -> JSON {
+        ["added": .int(o.added), "changed": .int(o.changed), "ended": .int(o.ended), "unchanged": .int(o.unchanged)]
     }
 
     static func linkArguments(_ id: String, to other: IntelItem, side: IntelEntry.LinkSide, by user: String, now: Double) -> JSON {
@@ -115,5 +153,53 @@ struct ShardLinkArgs: OpArguments {
         side = s
         by = try a.string("by", maxLength: 64)
         now = try a.double("now")
+    }
+}
+
+/// `cluster.intel.apply`'s arguments: the items as `ShardOp.applyArguments` wrote them.
+struct ShardApplyArgs: OpArguments {
+    var scope: String
+    var now: Double
+    var items: [NamedItem]
+    var ending: NamedEnding
+
+    init(_ a: Args) throws(ProtocolError) {
+        scope = try a.string("scope", maxLength: 200)
+        now = try a.double("now")
+        items = []
+        for value in try a.array("items", maxCount: NamedIntelFeed.defaultMaxPoints) {
+            let entry = Args(value)
+            var points: [GeoPoint] = []
+            for p in try entry.array("points", maxCount: 1_000_000) {
+                guard case .array(let pair) = p, pair.count == 2, let lat = Self.number(pair[0]), let lon = Self.number(pair[1]),
+                      let point = GeoPoint(lat: lat, lon: lon) else { throw .badRequest("field items.points must hold [lat, lon] pairs") }
+                points.append(point)
+            }
+            guard let kind = IntelKind(rawValue: try entry.string("kind", maxLength: 32)) else { throw .badRequest("field items.kind is not a kind") }
+            var modes: [TravelMode] = []
+            for m in try entry.array("modes", maxCount: 32) {
+                guard case .string(let raw) = m, let mode = TravelMode(rawValue: raw) else { throw .badRequest("field items.modes is not a list of modes") }
+                modes.append(mode)
+            }
+            var translations: [String: String] = [:]
+            if case .object(let fields)? = value["translations"] {
+                for (language, text) in fields { if case .string(let t) = text { translations[language] = t } }
+            }
+            items.append(NamedItem(scope: scope, name: try entry.string("name", maxLength: 1_000), source: try entry.string("source", maxLength: 200),
+                                   points: points, kind: kind, tags: try entry.optionalStringArray("tags", maxCount: 1_000) ?? [], modes: modes,
+                                   body: try entry.string("body", maxLength: 1 << 20), translations: translations,
+                                   endsAt: try entry.optionalDouble("endsAt")))
+        }
+        let end = try a.object("ending")
+        if let names = try end.optionalStringArray("listed", maxCount: 1_000_000, maxLength: 1_000) { ending = .listed(names) }
+        else { ending = .allOthersBut(try end.optionalStringArray("allOthersBut", maxCount: 1_000_000, maxLength: 1_000) ?? []) }
+    }
+
+    private static func number(_ value: JSON) -> Double? {
+        switch value {
+        case .int(let i): Double(i)
+        case .double(let d): d
+        default: nil
+        }
     }
 }

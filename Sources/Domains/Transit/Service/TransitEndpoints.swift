@@ -131,8 +131,9 @@ struct RealtimeUpload: Sendable {
     let maxBodyBytes: Int
 
     var endpoint: HTTPEndpoint {
-        // Alerts are named items, decided in the `named` shard: served by its owner.
-        HTTPEndpoint("POST", "/api/feeds/gtfs-rt", maxBodyBytes: maxBodyBytes) { request in await handle(request) }.homed(RoutesDomain.namedHome)
+        // Read and placed on the node that received it; the items go to the `named` shard's owner
+        // in parts (`NamedIntelFeed`), not the message.
+        HTTPEndpoint("POST", "/api/feeds/gtfs-rt", maxBodyBytes: maxBodyBytes) { request in await handle(request) }
     }
 
     func handle(_ request: HTTPRequest) async -> HTTPResponse {

@@ -5,8 +5,9 @@ import Transit
 /// The GTFS feeds in force, by name: what alerts are placed in. A feed is swapped whole once its
 /// replacement is durable, so a reader sees the old network or the new one, never half of either.
 ///
-/// With several nodes, an upload may land on any node while alerts are placed on the intel hub's
-/// node: `current(_:store:)` reloads a feed whose stored version is not the one held here.
+/// With several nodes, an upload and an alert may land on different nodes (an alert is placed on
+/// the node that receives it): `current(_:store:)` reloads a feed whose stored version is not the
+/// one held here.
 public final class TransitNetworks: Sendable {
     private let networks: Mutex<[String: (network: TransitNetwork, version: Int64)]>
     /// Versions being written by uploads, not in force yet (`NetworkRows.dropOrphans` spares them).

@@ -128,4 +128,21 @@ final class NamedItemsTests: XCTestCase {
         XCTAssertEqual(back.id, first.id)
         XCTAssertEqual(back.likes, 0)
     }
+
+    /// A message too large for one part (one write, one message to the `named` shard's owner) is
+    /// applied in parts, in order, its ending with the last: a full dataset ends only what none of
+    /// its parts names.
+    func testAFullDatasetInSeveralPartsEndsOnlyWhatNoPartNames() async throws {
+        let h = try hub(try store(), now: 1000)
+        let feed = NamedIntelFeed(hub: h, maxPoints: stops.count) // one alert per part
+        var outcome = try await feed.apply([alert("a1"), alert("a2"), alert("a3")], scope: "gvb", ending: .allOthers, now: 1000)
+        XCTAssertEqual(outcome, .init(added: 3))
+        outcome = try await feed.apply([alert("a1"), alert("a3", "Tram 3 delayed")], scope: "gvb", ending: .allOthers, now: 1001)
+        XCTAssertEqual(outcome, .init(changed: 1, ended: 1, unchanged: 1), "a2 ends; a1, in the first part, does not")
+        outcome = try await feed.apply([], scope: "gvb", ending: .listed(["a1"]), now: 1002)
+        XCTAssertEqual(outcome, .init(ended: 1), "an empty message still carries its deletions")
+        let corridor = try Corridor(from: GeoPoint(52.359, 4.879), to: GeoPoint(52.390, 4.910), widthMeters: 300)
+        let left = await h.items(in: corridor).compactMap(\.reference)
+        XCTAssertEqual(left, ["gvb/a3"])
+    }
 }

@@ -79,6 +79,47 @@ public enum RoomLogSchema {
         }
         manyRoomsMigration(&migrator)
         roomByRoomMigration(&migrator)
+        positionMigration(&migrator)
+    }
+
+    /// `room_head.position`: where a room made from other logs (a corridor, from its intel shards'
+    /// logs) stands in them, written with its head by the statement that moves the head
+    /// (`LoggedPush.position`), so a room's pushes and its position never part.
+    static func positionMigration(_ migrator: inout SQLMigrations) {
+        migrator.registerMigration("rooms.v6") { db in
+            try db.execute(sql: "ALTER TABLE room_head ADD COLUMN position TEXT")
+            guard db.dialect == .postgres else { return }
+            try db.execute(sql: """
+                CREATE OR REPLACE FUNCTION hubbub_room_advance(r TEXT, from_seq BIGINT, ep TEXT, to_seq BIGINT, pos TEXT) RETURNS INTEGER
+                LANGUAGE plpgsql AS '
+                BEGIN
+                    UPDATE room_head SET seq = to_seq, position = COALESCE(pos, position) WHERE room = r AND seq = from_seq AND epoch = ep;
+                    IF NOT FOUND THEN
+                        RAISE EXCEPTION ''room % moved on from seq % in epoch %: its writer is stale'', r, from_seq, ep
+                            USING ERRCODE = ''\(fencedState)'';
+                    END IF;
+                    RETURN 1;
+                END'
+                """)
+            try db.execute(sql: """
+                CREATE OR REPLACE FUNCTION hubbub_rooms_advance(spec TEXT) RETURNS INTEGER
+                LANGUAGE plpgsql AS '
+                DECLARE
+                    moved INTEGER := 0;
+                    m RECORD;
+                BEGIN
+                    FOR m IN SELECT * FROM jsonb_to_recordset(spec::jsonb) AS x(r TEXT, f BIGINT, e TEXT, t BIGINT, p TEXT) LOOP
+                        UPDATE room_head SET seq = m.t, position = COALESCE(m.p, position) WHERE room = m.r AND seq = m.f AND epoch = m.e;
+                        IF NOT FOUND THEN
+                            RAISE EXCEPTION ''room % moved on from seq % in epoch %: its writer is stale'', m.r, m.f, m.e
+                                USING ERRCODE = ''\(fencedState)'';
+                        END IF;
+                        moved := moved + 1;
+                    END LOOP;
+                    RETURN moved;
+                END'
+                """)
+        }
     }
 
     /// PostgreSQL: `hubbub_rooms_advance` moves each head by its key, one room after another.

@@ -1,6 +1,8 @@
 import Foundation
+import HubbubServer
 import HubbubTestSupport
 import Realtime
+import RouteService
 import Routes
 import Storage
 import XCTest
@@ -169,5 +171,77 @@ final class IntelShardUseCaseTests: XCTestCase {
         }
         let found = try await c.ok("intel.query", ["minLat": 41, "minLon": 28.9, "maxLat": 41.1, "maxLon": 29])
         XCTAssertEqual(found["items"]?.items.count, 0, "nothing was posted")
+    }
+
+    /// The server stopped and started again on the same data, with `configure`; the client
+    /// returned is `name`, logged in again.
+    private func restart(_ configure: @escaping (inout HubbubConfiguration) -> Void = { _ in }) throws {
+        let dir = server.configuration.dataDir
+        server.stop()
+        server = try TestServer(dataDir: dir, configure)
+    }
+
+    private func login(_ name: String) async throws -> ProtocolClient {
+        let c = try await ProtocolClient(url: server.url)
+        _ = try await c.ok("account.login", ["login": .string(name), "password": "secret123"])
+        return c
+    }
+
+    /// A corridor whose band spans two shards (41.0° is a border), a watcher's place in its room
+    /// after one item, and then a restart: nothing is live, and two more items (one in each shard)
+    /// are written to their shards' logs while the corridor is not.
+    private func missedWhileNotLive(_ configure: @escaping (inout HubbubConfiguration) -> Void) async throws -> (sub: JSON, seq: Int, missed: [String]) {
+        let across = route((40.995, 28.97), (41.005, 28.97), width: 400)
+        let (watcher, _) = try await server.user("watcher")
+        let (poster, _) = try await server.user("poster")
+        let sub = try await watcher.ok("route.subscribe", across)
+        _ = try await post(poster, at: (41.001, 28.97), body: "one")
+        let first = try await watcher.waitForPushes(1)
+        let seq = try XCTUnwrap(first.first?["seq"]?.int)
+        watcher.close()
+        try restart(configure)
+        let again = try await login("poster")
+        let two = try await post(again, at: (41.002, 28.97), body: "two")
+        let three = try await post(again, at: (40.998, 28.97), body: "three")
+        let missed = [two, three]
+        return (sub, seq, missed)
+    }
+
+    /// A corridor loaded again (here after a restart; as well on another node after its node
+    /// died) goes on in its epoch from where its pushes stopped (the position they carried,
+    /// `room_head.position`): what its shards' logs took meanwhile is pushed in order, once, and a
+    /// watcher resuming with `since` misses nothing and takes no snapshot.
+    func testACorridorLoadedAgainGoesOnInItsEpochFromWhereItsPushesStopped() async throws {
+        let (sub, seq, missed) = try await missedWhileNotLive { _ in }
+        let back = try await login("watcher")
+        let since: JSON = ["room": sub["room"] ?? .null, "since": ["seq": .int(seq), "epoch": sub["epoch"] ?? .null]]
+        let resumed = try await back.ok("subscribe", since)
+        XCTAssertEqual(resumed["recovered"], .bool(true), "the same epoch: \(resumed.encoded)")
+        let pushes = try await back.waitForPushes(2)
+        XCTAssertEqual(pushes.compactMap { $0["seq"]?.int }, [seq + 1, seq + 2])
+        XCTAssertEqual(Set(pushes.compactMap { $0["epoch"]?.string }), [sub["epoch"]?.string ?? "?"])
+        XCTAssertEqual(events(pushes).sorted(), missed.map { "intel.added \($0)" }.sorted(), "each missed item once, as added")
+        // Going on from there: a new item after the replay follows it.
+        let poster = try await login("poster")
+        let four = try await post(poster, at: (41.003, 28.97), body: "four")
+        let next = try await back.waitForPushes(3)
+        XCTAssertEqual(next.last?["seq"]?.int, seq + 3)
+        XCTAssertEqual(events([next.last!]), ["intel.added \(four)"])
+        let list = try await back.ok("route.subscribe", route((40.995, 28.97), (41.005, 28.97), width: 400))
+        XCTAssertEqual(list["items"]?.items.count, 4, "its snapshot holds every item once")
+        XCTAssertEqual(list["seq"]?.int, seq + 3)
+    }
+
+    /// `routes.corridorReplayEntries` 0: a corridor loaded again never reads back; it starts a new
+    /// epoch and a watcher resuming takes a snapshot that holds what it missed.
+    func testWithoutReplayACorridorLoadedAgainStartsANewEpoch() async throws {
+        let (sub, seq, missed) = try await missedWhileNotLive { c in c.domainSettings[RoutesDomain.corridorReplayEntries] = 0 }
+        let back = try await login("watcher")
+        let since: JSON = ["room": sub["room"] ?? .null, "since": ["seq": .int(seq), "epoch": sub["epoch"] ?? .null]]
+        let resumed = try await back.ok("subscribe", since)
+        XCTAssertEqual(resumed["recovered"], .bool(false), resumed.encoded)
+        XCTAssertNotEqual(resumed["epoch"], sub["epoch"])
+        let shown = Set((resumed["snapshot"]?["items"]?.items ?? []).compactMap { $0["id"]?.string })
+        XCTAssertTrue(Set(missed).isSubset(of: shown), "\(shown)")
     }
 }

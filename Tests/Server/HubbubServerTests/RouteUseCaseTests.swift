@@ -235,8 +235,10 @@ final class RouteUseCaseTests: XCTestCase {
         let afterExpiry = try await alice.errorCode("intel.get", ["item": item["id"] ?? .null])
         XCTAssertEqual(afterExpiry, "not_found")
 
-        // A fresh item survives a restart; the corridor's room is found again by its id, with a new epoch.
+        // A fresh item survives a restart; the corridor's room is found again by its id, in its
+        // epoch: a resume from before the restart misses nothing.
         let kept = try await post(alice, at: onBridge, body: "durable")
+        _ = try await bob.waitForPushes(3)
         let dir = server.configuration.dataDir
         server.stop()
         server = try TestServer(dataDir: dir) { $0.domainSettings[RoutesDomain.intelTtlSeconds] = 60 }
@@ -244,9 +246,13 @@ final class RouteUseCaseTests: XCTestCase {
         let got = try await carol.ok("intel.get", ["item": kept["id"] ?? .null])
         XCTAssertEqual(got["item"]?["body"]?.string, "durable")
         let again = try await carol.ok("subscribe", ["room": sub["room"] ?? .null, "since": ["seq": 1, "epoch": sub["epoch"] ?? .null]])
-        XCTAssertEqual(again["recovered"], .bool(false))
-        XCTAssertNotEqual(again["epoch"], sub["epoch"])
-        XCTAssertEqual(again["snapshot"]?["items"]?.items.map { $0["id"] }, [kept["id"]])
+        XCTAssertEqual(again["recovered"], .bool(true), again.encoded)
+        XCTAssertEqual(again["epoch"], sub["epoch"])
+        let missed = try await carol.waitForPushes(2)
+        XCTAssertEqual(missed.map { $0["event"]?.string ?? "" }, ["intel.expired", "intel.added"])
+        XCTAssertEqual(missed.last?["data"]?["item"]?["id"], kept["id"])
+        let list = try await carol.ok("route.subscribe", bridgeRoute)
+        XCTAssertEqual(list["items"]?.items.map { $0["id"] }, [kept["id"]], "the expired item is gone, the durable one back")
     }
 }
 

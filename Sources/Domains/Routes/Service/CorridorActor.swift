@@ -33,8 +33,17 @@ enum CorridorAction: Sendable {
     case link(LiveItem, to: LiveItem)
 }
 
+/// What one shard's entry means for one corridor: its actions, and the shard log's head at that
+/// entry (the corridor's position in that shard once it is taken).
+struct CorridorStep: Sendable {
+    let actions: [CorridorAction]
+    let shard: String
+    let at: RoomHead
+}
+
 /// One live corridor, the brief's actor per route corridor: its room `route:<id>`, the items inside
-/// its band (as of the entries it has taken), and the pushes it makes from its shards' entries.
+/// its band (as of the entries it has taken), and the pushes it makes from its shards' entries;
+/// each push carries the corridor's position after the entry it came from (`CorridorPosition`).
 /// The host hands it actions in each shard's order through its mailbox; it takes them in batches
 /// and stages their pushes in the node's corridor writer (`CorridorHost`), which writes what every
 /// corridor staged in one change: a post near a busy hub reaches hundreds of corridors, and a
@@ -47,6 +56,8 @@ actor CorridorActor {
     nonisolated let room: String
     /// The items inside the band, by id, as of the last action taken.
     private var items: [String: LiveItem]
+    /// Where its pushes stand in each shard's log (see `CorridorPosition`); staged with each push.
+    private var position: CorridorPosition
     /// The node's corridor writer (shared by every corridor here).
     private let writer: RoomWriter
     private nonisolated let mailbox = Mutex(Mailbox())
@@ -59,13 +70,18 @@ actor CorridorActor {
     private let current: @Sendable (CorridorActor) -> Bool
 
     private struct Mailbox {
-        var actions: [CorridorAction] = []
+        var steps: [CorridorStep] = []
         /// A drain is scheduled or running.
         var draining = false
     }
 
-    init(id: String, corridor: Corridor, owner: CorridorOwner?, items: [String: LiveItem], head: RoomHead, writer: RoomWriter,
-         now: Double, flush: @escaping @Sendable () -> Void, current: @escaping @Sendable (CorridorActor) -> Bool) {
+    /// `items` and `position`: as of the shards' heads it starts at. `replay`: the steps between
+    /// the position its pushes were made to (`from`) and those heads (a corridor going on in its
+    /// epoch): staged now, in order, each carrying the position after it, each item they add
+    /// pushed as added (the room never showed it), before anything else.
+    init(id: String, corridor: Corridor, owner: CorridorOwner?, items: [String: LiveItem], position: CorridorPosition,
+         replay: (from: CorridorPosition, steps: [CorridorStep])?, head: RoomHead, writer: RoomWriter, now: Double,
+         flush: @escaping @Sendable () -> Void, current: @escaping @Sendable (CorridorActor) -> Bool) {
         self.id = id
         self.corridor = corridor
         self.owner = owner
@@ -76,6 +92,15 @@ actor CorridorActor {
         room = RoutePush.room(id)
         activity = Mutex(now)
         writer.adopt(room, head: head)
+        if var replayed = replay?.from {
+            for step in replay?.steps ?? [] {
+                replayed.shards[step.shard] = step.at
+                guard !step.actions.isEmpty else { continue }
+                let text = replayed.text
+                for action in step.actions { Self.stage(action, added: true, corridor: corridor, room: room, writer: writer, position: text, at: now) }
+            }
+        }
+        self.position = position
     }
 
     /// `{from, to, via, widthMeters, recorded}` as `route.subscribe` and snapshots show it.
@@ -87,11 +112,12 @@ actor CorridorActor {
     nonisolated var lastActivity: Double { activity.withLock { $0 } }
     nonisolated func touch(at now: Double) { activity.withLock { $0 = max($0, now) } }
 
-    /// Hands the corridor `actions` (in order); it makes their pushes soon, in one write.
-    nonisolated func enqueue(_ actions: [CorridorAction]) {
-        guard !actions.isEmpty else { return }
+    /// Hands the corridor a shard entry's `step` (in each shard's order); it makes their pushes
+    /// soon, in one write.
+    nonisolated func enqueue(_ step: CorridorStep) {
+        guard !step.actions.isEmpty else { return }
         let start = mailbox.withLock { m -> Bool in
-            m.actions += actions
+            m.steps.append(step)
             defer { m.draining = true }
             return !m.draining
         }
@@ -100,10 +126,10 @@ actor CorridorActor {
 
     private func drain() {
         while true {
-            let batch = mailbox.withLock { m -> [CorridorAction] in
-                if m.actions.isEmpty { m.draining = false }
-                defer { m.actions = [] }
-                return m.actions
+            let batch = mailbox.withLock { m -> [CorridorStep] in
+                if m.steps.isEmpty { m.draining = false }
+                defer { m.steps = [] }
+                return m.steps
             }
             guard !batch.isEmpty else { return }
             take(batch)
@@ -113,27 +139,42 @@ actor CorridorActor {
     /// Applies `batch` and stages its pushes (the host writes them without waiting: the next batch
     /// is taken meanwhile). The entries they come from are durable already, so the store's queue
     /// never refuses them. A corridor no longer current (dropped, its lease lapsing, its writer
-    /// failed) takes nothing: its next node loads it in a new epoch.
-    private func take(_ batch: [CorridorAction]) {
+    /// failed) takes nothing: its next node loads it from the position its durable pushes carry.
+    private func take(_ batch: [CorridorStep]) {
         guard writer.holds(room), current(self) else { return }
-        let now = Date().timeIntervalSince1970, to = corridor.to
-        for action in batch {
-            switch action {
-            case .add(let live), .update(let live):
-                let isNew = items.updateValue(live, forKey: live.item.id) == nil
-                let event: RoutePush = if case .add = action, isNew { .added } else { .updated }
-                let distance = Int(live.item.distance(to: to).rounded())
-                writer.stage(event, languages: live.languages, data: { tag in ["item": live.encoded.json(tag: tag, distance: distance)] },
-                             in: room, at: now)
-            case .remove(let id):
-                items[id] = nil
-                writer.stage(RoutePush.expired, data: ["item": .string(id)], in: room, at: now)
-            case .link(let a, let b):
-                for live in [a, b] where items[live.item.id] != nil { items[live.item.id] = live }
-                writer.stage(RoutePush.linked, data: ["item": .string(a.item.id), "to": .string(b.item.id)], in: room, at: now)
+        let now = Date().timeIntervalSince1970
+        for step in batch {
+            position.shards[step.shard] = step.at
+            let text = position.text
+            for action in step.actions {
+                var added = false
+                switch action {
+                case .add(let live): added = items.updateValue(live, forKey: live.item.id) == nil
+                case .update(let live): items[live.item.id] = live
+                case .remove(let id): items[id] = nil
+                case .link(let a, let b): for live in [a, b] where items[live.item.id] != nil { items[live.item.id] = live }
+                }
+                Self.stage(action, added: added, corridor: corridor, room: room, writer: writer, position: text, at: now)
             }
         }
         flush()
+    }
+
+    /// Stages `action`'s push in `room`, carrying `position` (`added`: an add of an item the room
+    /// did not show, `intel.added`; else `intel.updated`).
+    private static func stage(_ action: CorridorAction, added: Bool, corridor: Corridor, room: String, writer: RoomWriter,
+                              position: String, at now: Double) {
+        switch action {
+        case .add(let live), .update(let live):
+            let event: RoutePush = if case .add = action, added { .added } else { .updated }
+            let distance = Int(live.item.distance(to: corridor.to).rounded())
+            writer.stage(event, languages: live.languages, data: { tag in ["item": live.encoded.json(tag: tag, distance: distance)] },
+                         in: room, at: now, position: position)
+        case .remove(let id):
+            writer.stage(RoutePush.expired, data: ["item": .string(id)], in: room, at: now, position: position)
+        case .link(let a, let b):
+            writer.stage(RoutePush.linked, data: ["item": .string(a.item.id), "to": .string(b.item.id)], in: room, at: now, position: position)
+        }
     }
 
     /// Room `route:<id>` for a new subscriber: `{corridor, items}`, the items as `view` asks, in

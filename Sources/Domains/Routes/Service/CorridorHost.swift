@@ -52,7 +52,7 @@ final class CorridorHost: Sendable {
     private let placed = Mutex<[String]?>(nil)
     /// Every corridor here stages its pushes in this writer; `flush` writes them, many corridors'
     /// in one change. After a failed write every corridor here is dropped (its room forgotten by
-    /// the writer) and a new writer takes over: each is loaded again, in a new epoch.
+    /// the writer) and a new writer takes over: each is loaded again (see `load`).
     private let writing: Mutex<Writing>
 
     private struct Writing {
@@ -63,10 +63,17 @@ final class CorridorHost: Sendable {
 
     /// Whether this node holds a corridor's lease now (no claim; one node: always).
     private let holdsNow: @Sendable (String) -> Bool
+    /// The most shard entries a corridor loaded here replays to go on in its epoch
+    /// (`routes.corridorReplayEntries`; 0: every load is a new epoch).
+    let maxReplay: Int
+    /// Corridors a failed write showed past their durable head (`RoomWriteFailure.renewEpoch`):
+    /// their next load is a new epoch.
+    private let renewing = Mutex<Set<String>>([])
 
     init(store: Store, feed: RoomFeed, directory: CorridorDirectory, shards: IntelShards, grid: GeoGrid, logger: Logger,
-         holdsNow: @escaping @Sendable (String) -> Bool = { _ in true }) {
+         maxReplay: Int = 5_000, holdsNow: @escaping @Sendable (String) -> Bool = { _ in true }) {
         self.holdsNow = holdsNow
+        self.maxReplay = maxReplay
         self.store = store
         self.feed = feed
         self.directory = directory
@@ -110,7 +117,7 @@ final class CorridorHost: Sendable {
             submitting.withLock { _ in
                 guard writer.hasStaged else { return }
                 writer.submit({ _ in }) { [weak self] outcome in
-                    if case .failure = outcome { self?.failed(writer) }
+                    if case .failure(let failure) = outcome { self?.failed(writer, renew: failure.renewEpoch) }
                 }
             }
         }
@@ -119,16 +126,19 @@ final class CorridorHost: Sendable {
     /// Held while a flush hands its pushes to the store (see `flush`).
     private let submitting = Mutex(())
 
-    /// A write of the corridors' pushes failed: every corridor here goes (its watchers take a
-    /// snapshot when it is loaded again, in a new epoch) and a new writer takes over.
-    private func failed(_ writer: RoomWriter) {
+    /// A write of the corridors' pushes failed: every corridor here goes and a new writer takes
+    /// over. Each is loaded again from its durable head and position (the pushes that failed were
+    /// never delivered), but those `renew` names (a snapshot showed their lost pushes) in a new
+    /// epoch: their watchers take a snapshot.
+    private func failed(_ writer: RoomWriter, renew: Set<String>) {
         let replaced = writing.withLock { w -> Bool in
             guard w.writer === writer else { return false }
             w.writer = RoomWriter(store: store, feed: feed, logger: logger)
             return true
         }
         guard replaced else { return }
-        logger.warning("routes: the corridors' pushes could not be written; every corridor here starts afresh")
+        renewing.withLock { $0.formUnion(renew.compactMap { RoomName($0)?.id }) }
+        logger.warning("routes: the corridors' pushes could not be written; every corridor here is loaded again")
         for id in liveIDs { drop(id, orphaned: true) }
     }
 
@@ -177,7 +187,7 @@ final class CorridorHost: Sendable {
         }
         let live = Dictionary(entry.items.map { ($0.id, LiveItem($0, aliases: entry.aliases)) }, uniquingKeysWith: { a, _ in a })
         var reset = false
-        let handed: [(CorridorActor, [CorridorAction])] = state.withLock { s in
+        let handed: [(CorridorActor, CorridorStep)] = state.withLock { s in
             guard var copy = s.copies[shard] else { return [] }
             guard push.epoch == copy.head.epoch else {
                 reset = true
@@ -185,45 +195,56 @@ final class CorridorHost: Sendable {
             }
             guard push.seq == copy.head.seq + 1 else { return [] } // the feed hands each once, in order
             copy.head.seq = push.seq
-            var actions: [String: [CorridorAction]] = [:]
-            func hand(_ action: CorridorAction, to ids: [String]) { for id in ids { actions[id, default: []].append(action) } }
             switch entry.change {
-            case .added(let item):
-                copy.items[item.id] = live[item.id]
-                hand(.add(live[item.id]!), to: s.index.corridors(containingAny: item.points))
-            case .updated(let item):
-                copy.items[item.id] = live[item.id]
-                hand(.update(live[item.id]!), to: s.index.corridors(containingAny: item.points))
-            case .revised(let item, let before):
-                copy.items[item.id] = live[item.id]
-                let was = Set(s.index.corridors(containingAny: before)), now = s.index.corridors(containingAny: item.points)
-                let nowSet = Set(now)
-                hand(.update(live[item.id]!), to: now.filter { was.contains($0) })
-                hand(.add(live[item.id]!), to: now.filter { !was.contains($0) })
-                hand(.remove(item.id), to: was.filter { !nowSet.contains($0) })
-            case .removed(let item):
-                copy.items[item.id] = nil
-                hand(.remove(item.id), to: s.index.corridors(containingAny: item.points))
-            case .linked(let a, let b, let side):
-                for item in [a, b] where copy.items[item.id] != nil { copy.items[item.id] = live[item.id] }
-                let holdingA = s.index.corridors(containingAny: a.points)
-                let targets: [String] = switch side {
-                case .both: Array(Set(holdingA).union(s.index.corridors(containingAny: b.points)))
-                case .item: holdingA
-                case .to: s.index.corridors(containingAny: b.points).filter { !Set(holdingA).contains($0) }
-                }
-                hand(.link(live[a.id]!, to: live[b.id]!), to: targets)
+            case .added(let item), .updated(let item), .revised(let item, _): copy.items[item.id] = live[item.id]
+            case .removed(let item): copy.items[item.id] = nil
+            case .linked(let a, let b, _): for item in [a, b] where copy.items[item.id] != nil { copy.items[item.id] = live[item.id] }
             }
+            let actions = Self.actions(entry.change, live: live) { s.index.corridors(containingAny: $0) }
             s.copies[shard] = copy
             // Only corridors that follow this shard take its entries (a corridor opened meanwhile
             // took the copy's items as of now, and follows from here).
-            return actions.compactMap { id, list in copy.corridors.contains(id) ? s.corridors[id].map { ($0, list) } : nil }
+            return actions.compactMap { id, list in
+                copy.corridors.contains(id) ? s.corridors[id].map { ($0, CorridorStep(actions: list, shard: shard, at: copy.head)) } : nil
+            }
         }
-        for (corridor, actions) in handed { corridor.enqueue(actions) }
+        for (corridor, step) in handed { corridor.enqueue(step) }
         if reset {
             logger.notice("routes: an intel shard's log began a new epoch; its corridors here start afresh", metadata: ["shard": "\(shard)"])
             Task { self.resetCopy(shard) }
         }
+    }
+
+    /// What `change` means for each corridor whose band holds its items (`containing`: the ids of
+    /// those holding any of some points): the node's corridors as an entry arrives, or one
+    /// corridor as it replays entries it has not pushed yet.
+    static func actions(_ change: IntelEntry.Change, live: [String: LiveItem],
+                        containing: ([GeoPoint]) -> [String]) -> [String: [CorridorAction]] {
+        var actions: [String: [CorridorAction]] = [:]
+        func hand(_ action: CorridorAction, to ids: [String]) { for id in ids { actions[id, default: []].append(action) } }
+        switch change {
+        case .added(let item):
+            hand(.add(live[item.id]!), to: containing(item.points))
+        case .updated(let item):
+            hand(.update(live[item.id]!), to: containing(item.points))
+        case .revised(let item, let before):
+            let was = Set(containing(before)), now = containing(item.points)
+            let nowSet = Set(now)
+            hand(.update(live[item.id]!), to: now.filter { was.contains($0) })
+            hand(.add(live[item.id]!), to: now.filter { !was.contains($0) })
+            hand(.remove(item.id), to: was.filter { !nowSet.contains($0) })
+        case .removed(let item):
+            hand(.remove(item.id), to: containing(item.points))
+        case .linked(let a, let b, let side):
+            let holdingA = containing(a.points)
+            let targets: [String] = switch side {
+            case .both: Array(Set(holdingA).union(containing(b.points)))
+            case .item: holdingA
+            case .to: containing(b.points).filter { !Set(holdingA).contains($0) }
+            }
+            hand(.link(live[a.id]!, to: live[b.id]!), to: targets)
+        }
+        return actions
     }
 
     /// The copy of `shard` is read again; its corridors are dropped (loaded again in a new epoch).
@@ -238,9 +259,12 @@ final class CorridorHost: Sendable {
 
     // MARK: Opening and dropping corridors
 
-    /// Corridor `id` live here: loaded (its definition read, its room moved to a new epoch: pushes
-    /// its watchers missed while it was not live were never made) if it was not. `not_found` if no
-    /// such corridor was ever stored; `unavailable` if it could not be read.
+    /// Corridor `id` live here, loaded if it was not: its definition read, and its room going on in
+    /// its epoch from the position its last durable push carried (the shards' entries since then,
+    /// which it never pushed, replayed first), or, when it cannot (no position, a shard log in
+    /// another epoch or pruned, more than `maxReplay` entries, a failed write that showed a lost
+    /// push), moved to a new epoch: its watchers take a snapshot. `not_found` if no such corridor
+    /// was ever stored; `unavailable` if it could not be read.
     @discardableResult
     func open(_ id: String) async throws(ProtocolError) -> CorridorActor {
         if let actor = live(id) { return actor }
@@ -269,12 +293,15 @@ final class CorridorHost: Sendable {
         guard live(id) == nil else { return }
         failures.withLock { $0[id] = nil }
         func fail(_ error: ProtocolError) { failures.withLock { $0[id] = error } }
-        let definition: CorridorDefinition
+        let room = RoutePush.room(id)
+        let definition: CorridorDefinition, stored: (head: RoomHead, position: String?)?
         do {
-            guard let found = try await store.read({ db in try CorridorDirectory.definitions([id], db) }).first else {
-                return fail(.notFound("no corridor \(id)"))
-            }
+            // Read in the write queue, behind any write of this room's pushes still in it (an
+            // actor dropped here while its flush was in flight): the head is the last one written.
+            let read = try await store.write { db in (try CorridorDirectory.definitions([id], db).first, try RoomLogRows.position(of: room, db)) }
+            guard let found = read.0 else { return fail(.notFound("no corridor \(id)")) }
             definition = found
+            stored = read.1
         } catch {
             logger.warning("routes: could not read a corridor", metadata: ["corridor": "\(id)", "error": "\(error)"])
             return fail(ProtocolError(.unavailable, "could not load the corridor; try again"))
@@ -282,22 +309,75 @@ final class CorridorHost: Sendable {
         await once("placement") { await self.place() }
         let covered = shards.shards(covering: definition.corridor) + (placed.withLock { $0 } ?? [])
         for shard in covered { await copy(shard) }
-        let room = RoutePush.room(id)
-        let head: RoomHead
-        do {
-            head = try await store.write { db in try RoomLogRows.renewEpoch(of: room, db) }
-            logger.info("routes: a corridor loaded here, in a new epoch", metadata: ["corridor": "\(id)", "seq": "\(head.seq)", "epoch": "\(head.epoch)"])
-        } catch {
-            logger.warning("routes: could not load a corridor", metadata: ["corridor": "\(id)", "error": "\(error)"])
-            return fail(ProtocolError(.unavailable, "could not load the corridor; try again"))
+        let fresh = renewing.withLock { $0.remove(id) != nil }
+        // Going on in its epoch needs the shards' heads not to move between the read of the entries
+        // after its position and its registration: tried a few times, then a new epoch.
+        for attempt in 0... {
+            let heads = state.withLock { s in covered.compactMap { name in s.copies[name].map { (name, $0.head) } } }
+            guard heads.count == covered.count else { return fail(ProtocolError(.unavailable, "the corridor is reloading; try again")) }
+            var replay: (position: CorridorPosition, steps: [CorridorStep])?
+            if !fresh, attempt < 3, let stored, let text = stored.position, let from = CorridorPosition(text: text) {
+                replay = await self.replay(definition.corridor, from: from, to: heads).map { (from, $0) }
+            }
+            let head: RoomHead
+            if let stored, replay != nil {
+                head = stored.head
+            } else {
+                do {
+                    head = try await store.write { db in
+                        let head = try RoomLogRows.renewEpoch(of: room, db)
+                        try RoomLogRows.setPosition("", of: room, db) // none until the registration's, below
+                        return head
+                    }
+                } catch {
+                    logger.warning("routes: could not load a corridor", metadata: ["corridor": "\(id)", "error": "\(error)"])
+                    return fail(ProtocolError(.unavailable, "could not load the corridor; try again"))
+                }
+            }
+            switch register(id, definition, covered: covered, head: head, replay: replay, expecting: heads) {
+            case .opened:
+                if let replay {
+                    logger.info("routes: a corridor loaded here, going on in its epoch",
+                                metadata: ["corridor": "\(id)", "seq": "\(head.seq)", "replayed": "\(replay.steps.count)"])
+                } else {
+                    logger.info("routes: a corridor loaded here, in a new epoch", metadata: ["corridor": "\(id)", "seq": "\(head.seq)", "epoch": "\(head.epoch)"])
+                }
+                return
+            case .reset:
+                return fail(ProtocolError(.unavailable, "the corridor is reloading; try again"))
+            case .moved:
+                continue
+            }
         }
-        let opened = state.withLock { s -> Bool in
-            guard s.corridors[id] == nil else { return true }
+    }
+
+    private enum Registration { case opened, reset, moved }
+
+    /// Registers corridor `id` at `head` under the host's lock, with its items from the copies as
+    /// they are now. Going on in its epoch (`replay`): only if the copies are still at `expecting`
+    /// (else `moved`: the caller tries again), its replay staged first. In a new epoch: its
+    /// position is the copies' heads now, queued for writing before anything it stages.
+    private func register(_ id: String, _ definition: CorridorDefinition, covered: [String], head: RoomHead,
+                          replay: (position: CorridorPosition, steps: [CorridorStep])?, expecting: [(String, RoomHead)]) -> Registration {
+        state.withLock { s -> Registration in
+            guard s.corridors[id] == nil else { return .opened }
             // Read under the lock: a writer replaced after a failure drops every corridor it
             // finds live, so one opened with the old writer is dropped too.
             let writer = writing.withLock { $0.writer }
             // A copy reset meanwhile: the next caller loads again.
-            guard covered.allSatisfy({ s.copies[$0] != nil }) else { return false }
+            guard covered.allSatisfy({ s.copies[$0] != nil }) else { return .reset }
+            let now = CorridorPosition(Dictionary(covered.map { ($0, s.copies[$0]!.head) }, uniquingKeysWith: { a, _ in a }))
+            if replay != nil {
+                guard expecting.allSatisfy({ s.copies[$0.0]?.head == $0.1 }) else { return .moved }
+            } else {
+                let room = RoutePush.room(id), text = now.text, logger = self.logger
+                store.submit({ db in try RoomLogRows.setPosition(text, of: room, db) }) { outcome in
+                    if case .failure(let error) = outcome {
+                        logger.warning("routes: a corridor's position could not be written; its next load is a new epoch",
+                                       metadata: ["corridor": "\(id)", "error": "\(error)"])
+                    }
+                }
+            }
             s.index.insert(definition.corridor, id: id)
             var items: [String: LiveItem] = [:]
             for shard in covered {
@@ -307,12 +387,49 @@ final class CorridorHost: Sendable {
                 }
             }
             s.follows[id] = covered
-            s.corridors[id] = CorridorActor(id: id, corridor: definition.corridor, owner: definition.owner, items: items, head: head,
-                                            writer: writer, now: Date().timeIntervalSince1970,
+            s.corridors[id] = CorridorActor(id: id, corridor: definition.corridor, owner: definition.owner, items: items, position: now,
+                                            replay: replay.map { ($0.position, $0.steps) }, head: head, writer: writer, now: Date().timeIntervalSince1970,
                                             flush: { [weak self] in self?.flush() }, current: { [weak self] actor in self?.isCurrent(actor) ?? false })
-            return true
+            if replay.map({ !$0.steps.isEmpty }) ?? false { flush() }
+            return .opened
         }
-        if !opened { fail(ProtocolError(.unavailable, "the corridor is reloading; try again")) }
+    }
+
+    /// What corridor `corridor` has not pushed yet: each shard's entries after `from` up to
+    /// `heads`, read from the store, as this corridor alone takes them (an entry that does not
+    /// concern it is no step). Nil when it cannot go on: a shard it has no position in (it follows
+    /// another shard now), a shard log in another epoch, entries gone (`rooms.logRetentionSeconds`),
+    /// or more than `maxReplay` entries in all.
+    private func replay(_ corridor: Corridor, from: CorridorPosition, to heads: [(String, RoomHead)]) async -> [CorridorStep]? {
+        var wanted: [(shard: String, after: UInt64, head: RoomHead)] = [], total: UInt64 = 0
+        for (shard, head) in heads {
+            guard let at = from.shards[shard], at.epoch == head.epoch, at.seq <= head.seq else { return nil }
+            total += head.seq - at.seq
+            if head.seq > at.seq { wanted.append((shard, at.seq, head)) }
+        }
+        guard total <= UInt64(maxReplay) else { return nil }
+        guard !wanted.isEmpty else { return [] }
+        let read: [(String, [LoggedPush])], asked = wanted
+        do {
+            read = try await store.read { db in
+                try asked.map { w in (w.shard, try RoomLogRows.read(Self.logRoom(w.shard), epoch: w.head.epoch, after: w.after, limit: Int(w.head.seq - w.after), db)) }
+            }
+        } catch {
+            logger.warning("routes: could not read the intel a corridor missed; it starts afresh", metadata: ["error": "\(error)"])
+            return nil
+        }
+        var steps: [CorridorStep] = []
+        for ((shard, pushes), w) in zip(read, wanted) {
+            // Every entry, none missing (a retention may have removed the oldest).
+            guard pushes.count == Int(w.head.seq - w.after), pushes.first?.seq == w.after + 1 else { return nil }
+            for push in pushes {
+                guard let entry = IntelEntry(push: push) else { return nil }
+                let live = Dictionary(entry.items.map { ($0.id, LiveItem($0, aliases: entry.aliases)) }, uniquingKeysWith: { a, _ in a })
+                let actions = Self.actions(entry.change, live: live) { points in points.contains(where: corridor.contains) ? ["here"] : [] }["here"] ?? []
+                steps.append(CorridorStep(actions: actions, shard: shard, at: RoomHead(seq: push.seq, epoch: w.head.epoch)))
+            }
+        }
+        return steps
     }
 
     /// This node's copy of `shard`, read from the store if it has none: the shard's live items and

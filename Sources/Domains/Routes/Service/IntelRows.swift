@@ -24,8 +24,8 @@ enum IntelRows {
         if case .provider(let s) = item.author { source = s }
         try db.execute(sql: """
             \(verb) INTO intel_item (id, lat, lon, kind, author_user, author_source, tags, modes, body, at, posted_at, expires_at,
-                                     points, translations, reference, shard)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                     points, translations, reference, shard, ended)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)
             """, arguments: [item.id, item.point.lat, item.point.lon, item.kind.rawValue, item.user, source,
                              item.tags.joined(separator: ","), item.modes.map(\.rawValue).joined(separator: ","),
                              item.body, item.at, postedAt, item.expiresAt, pointsText(item), translationsText(item), item.reference, shard])
@@ -39,9 +39,23 @@ enum IntelRows {
                              item.tags.joined(separator: ","), item.modes.map(\.rawValue).joined(separator: ","), item.expiresAt, item.id])
     }
 
-    /// An item ended before its time (its provider withdrew it).
+    /// An item ended before its time (its provider withdrew it), its end written in its shard's log.
     static func end(_ id: String, at now: Double, _ db: any SQLDatabase) throws {
-        try db.execute(sql: "UPDATE intel_item SET expires_at = ? WHERE id = ?", arguments: [now, id])
+        try db.execute(sql: "UPDATE intel_item SET expires_at = ?, ended = 1 WHERE id = ?", arguments: [now, id])
+    }
+
+    /// Items whose expiry is written in their shard's log (`ended`, see `untold`).
+    static func ended(_ ids: [String], _ db: any SQLDatabase) throws {
+        for chunk in stride(from: 0, to: ids.count, by: 500).map({ Array(ids[$0..<min($0 + 500, ids.count)]) }) {
+            try db.execute(sql: "UPDATE intel_item SET ended = 1 WHERE id IN (\(sqlPlaceholders(count: chunk.count)))", arguments: SQLArguments(chunk))
+        }
+    }
+
+    /// Items of `shard` due at `now` whose end no entry of the shard's log tells yet (they fell
+    /// due while no node held the shard): its owner ends them as it would have.
+    static func untold(now: Double, shard: String, _ db: any SQLDatabase) throws -> [IntelItem] {
+        try SQLRow.fetchAll(db, sql: "SELECT * FROM intel_item WHERE shard = ? AND ended = 0 AND expires_at <= ?", arguments: [shard, now])
+            .compactMap(item)
     }
 
     /// Every point of an item at several, as "lat,lon;lat,lon" (NULL for one point: lat and lon say it).
@@ -109,9 +123,11 @@ enum IntelRows {
             """, arguments: [user, shard, points])
     }
 
-    /// The shards holding live items at `now`.
+    /// The shards holding live items at `now`, or items due whose end is not told yet (`untold`:
+    /// the shard's owner, once there is one, tells it).
     static func liveShards(now: Double, _ db: any SQLDatabase) throws -> Set<String> {
-        Set(try String.fetchAll(db, sql: "SELECT DISTINCT shard FROM intel_item WHERE expires_at > ? AND shard IS NOT NULL", arguments: [now]))
+        Set(try String.fetchAll(db, sql: "SELECT DISTINCT shard FROM intel_item WHERE (expires_at > ? OR ended = 0) AND shard IS NOT NULL",
+                                arguments: [now]))
     }
 
     /// A box of `intel.query` (`minLon > maxLon`: across the antimeridian).

@@ -104,12 +104,21 @@ actor IntelShard {
             // is written with its entry, so nothing written before the head is missing from the items.
             let started = Date()
             let head = try await store.write { db in try RoomLogRows.head(of: room, db) }
-            let items = try await store.read { db in try IntelRows.live(now: now, shard: name, db) }
+            let (items, untold) = try await store.read { db in
+                (try IntelRows.live(now: now, shard: name, db), try IntelRows.untold(now: now, shard: name, db))
+            }
             fresh.adopt(room, head: head)
+            if !untold.isEmpty {
+                // Fell due while no node held the shard: ended now, as its expiry would have, so the
+                // corridors that showed them hear of it.
+                for item in untold { fresh.stage(IntelLogEvent.entry, data: IntelEntry(.removed(item), aliases: [:]).json, in: room, at: now) }
+                let ids = untold.map(\.id)
+                try await fresh.commit { rows in try IntelRows.ended(ids, rows.db) }
+            }
             writer = fresh
             live = Live(grid: configuration.grid, items: items)
             rooms?.logger.info("routes: an intel shard read here", metadata: [
-                "shard": "\(name)", "items": "\(items.count)", "seq": "\(head.seq)", "ms": "\(Int(Date().timeIntervalSince(started) * 1000))"])
+                "shard": "\(name)", "items": "\(items.count)", "endedDue": "\(untold.count)", "seq": "\(head.seq)", "ms": "\(Int(Date().timeIntervalSince(started) * 1000))"])
             return live
         } catch {
             rooms?.logger.warning("routes: could not read an intel shard", metadata: ["shard": "\(name)", "error": "\(error)"])
@@ -358,7 +367,8 @@ actor IntelShard {
             gone.append(item)
             stage(.removed(item), aliases: [:], at: now)
         }
-        if writer.hasStaged { try? await durably { _ in } }
+        let ended = gone.map(\.id)
+        if writer.hasStaged { try? await durably { db in try IntelRows.ended(ended, db) } }
         return gone
     }
 

@@ -1,3 +1,4 @@
+import Foundation
 import Storage
 
 /// Tables of the routes domain: intel items with their likes, links and comments, and karma.
@@ -129,6 +130,17 @@ public enum RouteSchema {
                 CREATE INDEX intel_item_place ON intel_item (lat, lon);
                 CREATE INDEX intel_item_at ON intel_item (at);
                 """)
+        }
+        migrator.registerMigration("routes.v8") { db in
+            // Whether an item's end (its expiry, or its provider's) is written in its shard's log:
+            // one that fell due while no node held its shard is ended when its shard is next read,
+            // so every corridor that showed it hears that it ended. Those due already are taken as
+            // told (their corridors began new epochs when they were loaded again).
+            try db.execute(sql: """
+                ALTER TABLE intel_item ADD COLUMN ended INTEGER NOT NULL DEFAULT 0;
+                CREATE INDEX intel_item_unended ON intel_item (shard) WHERE ended = 0;
+                """)
+            try db.execute(sql: "UPDATE intel_item SET ended = 1 WHERE expires_at <= ?", arguments: [Date().timeIntervalSince1970])
         }
     }
 }

@@ -33,6 +33,8 @@ public struct RoutesDomain: Domain {
                                              help: "seconds between marks of the corridors watched on a node, each node's look at which of its corridors to keep live, and its look for intel shards holding live items that no node holds (it claims them, so their items expire)")
     public static let takeOverSeconds = Setting("routes.takeOverSeconds", default: 2, range: 1...600,
                                                 help: "seconds between each node's look for corridors watched there whose owner node is gone (it takes them)")
+    public static let corridorReplayEntries = Setting("routes.corridorReplayEntries", default: 5_000, range: 0...1_000_000,
+                                                      help: "the most intel shard entries a corridor loaded on a node (it moved, or was retired) reads back to go on in its epoch from where its pushes stopped; beyond it, or 0, it starts a new epoch and its watchers take a snapshot")
     public static let shardDegrees = Setting("routes.shardDegrees", default: 0.05, range: 0.001...10.0,
                                              help: "the size of an intel shard's cell, in degrees of latitude (each shard's items are decided by one owner and written to one log)")
     public static let karmaPerItem = Setting("routes.karmaPerItem", default: 1, range: 0...1_000, help: "karma for sharing an item")
@@ -68,7 +70,7 @@ public struct RoutesDomain: Domain {
 
     public static var settings: [any AnySetting] {
         [intelTtlSeconds, defaultWidthMeters, maxWidthMeters, maxPathKm, retireAfterSeconds, sweepSeconds, karmaPerItem, karmaPerLike,
-         karmaPerLink, takeOverSeconds, shardDegrees, maxQueryResults, maxQueryDegrees, maxProviderBodyBytes, maxProviderItems, maxTrackPoints, trackGapSeconds,
+         karmaPerLink, takeOverSeconds, corridorReplayEntries, shardDegrees, maxQueryResults, maxQueryDegrees, maxProviderBodyBytes, maxProviderItems, maxTrackPoints, trackGapSeconds,
          trackStartMeters, commentsShown, keepExpiredSeconds, keepCorridorSeconds, pruneSeconds]
     }
 
@@ -117,7 +119,7 @@ public struct RoutesDomain: Domain {
                        rooms: CorridorPublishing(feed: context.feed, directory: directory, logger: context.logger),
                        owners: LeaseCalls(capabilities: capabilities))
         host = CorridorHost(store: context.store, feed: context.feed, directory: directory, shards: intel.shards, grid: intel.grid,
-                            logger: context.logger) { room in capabilities.resolve(LoggedRooms.self)?.holdsNow(room) ?? true }
+                            logger: context.logger, maxReplay: context.settings[Self.corridorReplayEntries]) { room in capabilities.resolve(LoggedRooms.self)?.holdsNow(room) ?? true }
         feed = context.feed
         sweepInterval = Double(context.settings[Self.sweepSeconds])
         takeOverInterval = Double(context.settings[Self.takeOverSeconds])
@@ -194,7 +196,7 @@ public struct RoutesDomain: Domain {
             },
             // A corridor watched here whose node is gone is taken here (a node watching it claims
             // its lease first), and one this node dropped while watched is loaded again, so its
-            // watchers hear of changes again after a new epoch.
+            // watchers hear of what they missed (or, in a new epoch, take a snapshot).
             Periodic(every: takeOverInterval) { _ in
                 await host.takeOver(watched: feed.watched(prefix: RoutePush.roomPrefix), rooms: capabilities.resolve(LoggedRooms.self))
             },

@@ -147,6 +147,20 @@ final class IntelHubTests: XCTestCase {
         XCTAssertEqual(before?.id, item.id)
         let after = try await hub(s, now: 1010).item(item.id)
         XCTAssertNil(after, "due while no node held its shard: expired when the shard is read")
+        // And its end is told in the shard's log, once: corridors that showed it hear of it.
+        let log = "intel:" + IntelShards.shard(ofID: item.id)!
+        func ends() async throws -> [String] {
+            let pushes = try await s.read { db in try RoomLogRows.read(log, epoch: "", after: 0, limit: 100, db) }
+            return pushes.compactMap { push -> String? in
+                guard let entry = IntelEntry(push: push), case .removed(let gone) = entry.change else { return nil }
+                return gone.id
+            }
+        }
+        let told = try await ends()
+        XCTAssertEqual(told, [item.id])
+        _ = try await hub(s, now: 1011).item(item.id)
+        let again = try await ends()
+        XCTAssertEqual(again, [item.id], "read again: not told twice")
     }
 
     func testExpiryFollowsItsScheduleForManyItems() async throws {

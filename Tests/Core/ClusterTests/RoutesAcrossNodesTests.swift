@@ -258,6 +258,41 @@ extension ClusterTests {
         XCTAssertEqual(watcher.pushes.count, acked.count, "and nothing more")
     }
 
+    /// A corridor whose node stops is taken by the node watching it and goes on in its epoch: the
+    /// items posted while it moved are pushed there from the shard's log, each once, in order, at
+    /// the seqs after the last one made on the stopped node; the watcher never takes a snapshot.
+    func testACorridorMovingToAnotherNodeGoesOnInItsEpoch() async throws {
+        let (opener, sub) = try await traveller("opener", on: 1)
+        let room = try XCTUnwrap(sub["room"]?.string)
+        let url = nodes[0].configuration.database.url
+        let holderID = try TestPostgres.query(url, "SELECT node FROM cluster_lease WHERE shard = '\(room)'").first
+        var holder = -1
+        for n in 0..<3 where try nodes[n].api("GET", "/healthz", key: nil).json?["node"]?.string == holderID { holder = n }
+        XCTAssertNotEqual(holder, -1, "one node holds \(room)")
+        let others = (0..<3).filter { $0 != holder }
+        _ = try await nodes[others[0]].user("watcher")
+        let watcher = try await login("watcher", on: others[0])
+        let watching = try await watcher.ok("subscribe", ["room": .string(room)])
+        XCTAssertEqual(watching["epoch"], sub["epoch"])
+        _ = try await nodes[others[1]].user("poster")
+        let poster = try await login("poster", on: others[1])
+        let before = try await poster.ok("intel.post", Self.inside)["item"]?["id"]
+        _ = try await watcher.awaitPushes(1)
+        opener.close()
+        nodes[holder].stop()
+        var posted: [JSON?] = [before]
+        for i in 0..<4 {
+            posted.append(try await poster.ok("intel.post", ["lat": 41.0205, "lon": 28.9735, "kind": "poi", "body": .string("while it moves \(i)")])["item"]?["id"])
+        }
+        let pushes = try await watcher.awaitPushes(5, within: 20)
+        let start = try XCTUnwrap(watching["seq"]?.int)
+        XCTAssertEqual(pushes.compactMap { $0["seq"]?.int }, Array(start + 1...start + 5), "each once, in order, at the next seqs")
+        XCTAssertEqual(Set(pushes.compactMap { $0["epoch"]?.string }), [sub["epoch"]?.string ?? "?"], "the same epoch")
+        XCTAssertEqual(pushes.map { $0["data"]?["item"]?["id"] }, posted)
+        let now = try TestPostgres.query(url, "SELECT node FROM cluster_lease WHERE shard = '\(room)'").first
+        XCTAssertNotEqual(now, holderID, "the corridor moved")
+    }
+
     /// A GTFS-Realtime message (a full dataset) of alerts on `(entity, route, text)`.
     private func alerts(_ entities: [(String, String, String)]) throws -> [UInt8] {
         var m = TransitRealtime_FeedMessage()

@@ -26,7 +26,14 @@ final class CorridorHost: Sendable {
         let follower: LogFollower
         /// The corridors here that follow it.
         var corridors: Set<String> = []
+        /// Its last entries (at least `recentEntries`, at most twice that): a corridor going on in
+        /// its epoch takes from here those that came between its read of the log and its
+        /// registration, so a busy shard does not send it back to a new epoch.
+        var recent: [LoggedPush] = []
     }
+
+    /// Entries each copy keeps (`ShardCopy.recent`).
+    static let recentEntries = 128
 
     private struct State {
         var copies: [String: ShardCopy] = [:]
@@ -195,6 +202,8 @@ final class CorridorHost: Sendable {
             }
             guard push.seq == copy.head.seq + 1 else { return [] } // the feed hands each once, in order
             copy.head.seq = push.seq
+            copy.recent.append(push)
+            if copy.recent.count > 2 * Self.recentEntries { copy.recent.removeFirst(copy.recent.count - Self.recentEntries) }
             switch entry.change {
             case .added(let item), .updated(let item), .revised(let item, _): copy.items[item.id] = live[item.id]
             case .removed(let item): copy.items[item.id] = nil
@@ -354,8 +363,9 @@ final class CorridorHost: Sendable {
     private enum Registration { case opened, reset, moved }
 
     /// Registers corridor `id` at `head` under the host's lock, with its items from the copies as
-    /// they are now. Going on in its epoch (`replay`): only if the copies are still at `expecting`
-    /// (else `moved`: the caller tries again), its replay staged first. In a new epoch: its
+    /// they are now. Going on in its epoch (`replay`, read up to `expecting`): with the entries
+    /// since then from the copies' recent ones (`moved` if they no longer hold them all: the caller
+    /// tries again), its replay staged first. In a new epoch: its
     /// position is the copies' heads now, queued for writing before anything it stages.
     private func register(_ id: String, _ definition: CorridorDefinition, covered: [String], head: RoomHead,
                           replay: (position: CorridorPosition, steps: [CorridorStep])?, expecting: [(String, RoomHead)]) -> Registration {
@@ -367,8 +377,16 @@ final class CorridorHost: Sendable {
             // A copy reset meanwhile: the next caller loads again.
             guard covered.allSatisfy({ s.copies[$0] != nil }) else { return .reset }
             let now = CorridorPosition(Dictionary(covered.map { ($0, s.copies[$0]!.head) }, uniquingKeysWith: { a, _ in a }))
+            var replay = replay
             if replay != nil {
-                guard expecting.allSatisfy({ s.copies[$0.0]?.head == $0.1 }) else { return .moved }
+                // The entries that came since the read, from the copies' recent ones.
+                for (shard, read) in expecting where s.copies[shard]!.head != read {
+                    let head = s.copies[shard]!.head
+                    let since = s.copies[shard]!.recent.filter { $0.seq > read.seq && $0.seq <= head.seq }
+                    guard head.epoch == read.epoch, since.count == Int(head.seq - read.seq),
+                          let more = Self.steps(since, shard: shard, epoch: head.epoch, corridor: definition.corridor) else { return .moved }
+                    replay!.steps += more
+                }
             } else {
                 let room = RoutePush.room(id), text = now.text, logger = self.logger
                 store.submit({ db in try RoomLogRows.setPosition(text, of: room, db) }) { outcome in
@@ -421,13 +439,22 @@ final class CorridorHost: Sendable {
         var steps: [CorridorStep] = []
         for ((shard, pushes), w) in zip(read, wanted) {
             // Every entry, none missing (a retention may have removed the oldest).
-            guard pushes.count == Int(w.head.seq - w.after), pushes.first?.seq == w.after + 1 else { return nil }
-            for push in pushes {
-                guard let entry = IntelEntry(push: push) else { return nil }
-                let live = Dictionary(entry.items.map { ($0.id, LiveItem($0, aliases: entry.aliases)) }, uniquingKeysWith: { a, _ in a })
-                let actions = Self.actions(entry.change, live: live) { points in points.contains(where: corridor.contains) ? ["here"] : [] }["here"] ?? []
-                steps.append(CorridorStep(actions: actions, shard: shard, at: RoomHead(seq: push.seq, epoch: w.head.epoch)))
-            }
+            guard pushes.count == Int(w.head.seq - w.after), pushes.first?.seq == w.after + 1,
+                  let more = Self.steps(pushes, shard: shard, epoch: w.head.epoch, corridor: corridor) else { return nil }
+            steps += more
+        }
+        return steps
+    }
+
+    /// Shard `shard`'s entries `pushes` (in order) as `corridor` alone takes them; nil if one is
+    /// not an entry.
+    private static func steps(_ pushes: [LoggedPush], shard: String, epoch: String, corridor: Corridor) -> [CorridorStep]? {
+        var steps: [CorridorStep] = []
+        for push in pushes {
+            guard let entry = IntelEntry(push: push) else { return nil }
+            let live = Dictionary(entry.items.map { ($0.id, LiveItem($0, aliases: entry.aliases)) }, uniquingKeysWith: { a, _ in a })
+            let actions = Self.actions(entry.change, live: live) { points in points.contains(where: corridor.contains) ? ["here"] : [] }["here"] ?? []
+            steps.append(CorridorStep(actions: actions, shard: shard, at: RoomHead(seq: push.seq, epoch: epoch)))
         }
         return steps
     }

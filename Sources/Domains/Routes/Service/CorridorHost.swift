@@ -76,9 +76,6 @@ final class CorridorHost: Sendable {
     /// Corridors a failed write showed past their durable head (`RoomWriteFailure.renewEpoch`):
     /// their next load is a new epoch.
     private let renewing = Mutex<Set<String>>([])
-    /// Corridors dropped here while this node's pushes were being written, since their last load
-    /// here (see `load`).
-    private let droppedHere = Mutex<Set<String>>([])
 
     init(store: Store, feed: RoomFeed, directory: CorridorDirectory, shards: IntelShards, grid: GeoGrid, logger: Logger,
          maxReplay: Int = 5_000, holdsNow: @escaping @Sendable (String) -> Bool = { _ in true }) {
@@ -308,12 +305,9 @@ final class CorridorHost: Sendable {
         let room = RoutePush.room(id)
         let definition: CorridorDefinition, stored: (head: RoomHead, position: String?)?
         do {
-            // A corridor dropped here may have a write of its pushes still in the queue: read in
-            // the queue then, behind it, so the head is the last one written.
-            let query: @Sendable (any SQLDatabase) throws -> (CorridorDefinition?, (head: RoomHead, position: String?)?) = { db in
-                (try CorridorDirectory.definitions([id], db).first, try RoomLogRows.position(of: room, db))
-            }
-            let read = droppedHere.withLock({ $0.remove(id) != nil }) ? try await store.write(query) : try await store.read(query)
+            // Read in the write queue, behind any write of this room's pushes still in it (an
+            // actor dropped here while its flush was in flight): the head is the last one written.
+            let read = try await store.write { db in (try CorridorDirectory.definitions([id], db).first, try RoomLogRows.position(of: room, db)) }
             guard let found = read.0 else { return fail(.notFound("no corridor \(id)")) }
             definition = found
             stored = read.1
@@ -341,7 +335,7 @@ final class CorridorHost: Sendable {
                 do {
                     head = try await store.write { db in
                         let head = try RoomLogRows.renewEpoch(of: room, db)
-                        try RoomLogRows.setPosition("", of: room, db) // none until its first push carries one
+                        try RoomLogRows.setPosition("", of: room, db) // none until the registration's, below
                         return head
                     }
                 } catch {
@@ -371,10 +365,8 @@ final class CorridorHost: Sendable {
     /// Registers corridor `id` at `head` under the host's lock, with its items from the copies as
     /// they are now. Going on in its epoch (`replay`, read up to `expecting`): with the entries
     /// since then from the copies' recent ones (`moved` if they no longer hold them all: the caller
-    /// tries again), its replay staged first. In a new epoch: its position is the copies' heads
-    /// now, written with its first push (a corridor loaded again before it made one starts afresh
-    /// again: nothing was pushed that it could go on from; a write of its own at each load cost
-    /// three nodes' rush hour its ramp-up).
+    /// tries again), its replay staged first. In a new epoch: its
+    /// position is the copies' heads now, queued for writing before anything it stages.
     private func register(_ id: String, _ definition: CorridorDefinition, covered: [String], head: RoomHead,
                           replay: (position: CorridorPosition, steps: [CorridorStep])?, expecting: [(String, RoomHead)]) -> Registration {
         state.withLock { s -> Registration in
@@ -394,6 +386,14 @@ final class CorridorHost: Sendable {
                     guard head.epoch == read.epoch, since.count == Int(head.seq - read.seq),
                           let more = Self.steps(since, shard: shard, epoch: head.epoch, corridor: definition.corridor) else { return .moved }
                     replay!.steps += more
+                }
+            } else {
+                let room = RoutePush.room(id), text = now.text, logger = self.logger
+                store.submit({ db in try RoomLogRows.setPosition(text, of: room, db) }) { outcome in
+                    if case .failure(let error) = outcome {
+                        logger.warning("routes: a corridor's position could not be written; its next load is a new epoch",
+                                       metadata: ["corridor": "\(id)", "error": "\(error)"])
+                    }
                 }
             }
             s.index.insert(definition.corridor, id: id)
@@ -523,9 +523,7 @@ final class CorridorHost: Sendable {
             guard s.corridors.removeValue(forKey: id) != nil else { return nil }
             s.index.remove(id: id)
             // Under the lock: a load of the same corridor after this adopts its room afresh.
-            let writer = writing.withLock { $0.writer }
-            writer.drop(RoutePush.room(id))
-            if writer.inFlight > 0 { droppedHere.withLock { _ = $0.insert(id) } }
+            writing.withLock { $0.writer }.drop(RoutePush.room(id))
             var released: [(String, LogFollower)] = []
             for shard in s.follows.removeValue(forKey: id) ?? [] {
                 s.copies[shard]?.corridors.remove(id)

@@ -53,6 +53,7 @@ class Server:
     def __init__(self, binary, data, port):
         self.binary, self.data, self.port = binary, data, port
         self.proc = None
+        self.extra = []
         self.log = open(os.path.join(data, "server.log"), "ab")
 
     @property
@@ -70,7 +71,8 @@ class Server:
              # Many users sign up from 127.0.0.1 in one run.
              "--auth-signups-per-address-per-hour", "100000", "--auth-address-failures-per-hour", "100000",
              "--rate-limits-auth-burst", "1000", "--rate-limits-auth-per-second", "1000"]
-            + (["--web-root", os.environ["HUBBUB_WEB_ROOT"]] if os.environ.get("HUBBUB_WEB_ROOT") else []),
+            + (["--web-root", os.environ["HUBBUB_WEB_ROOT"]] if os.environ.get("HUBBUB_WEB_ROOT") else [])
+            + self.extra,
             stdout=self.log, stderr=self.log, stdin=subprocess.DEVNULL)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
@@ -94,9 +96,12 @@ class Server:
                 self.proc.wait()
         self.proc = None
 
-    def restart(self, sig=signal.SIGTERM, down_seconds=0.5):
+    def restart(self, sig=signal.SIGTERM, down_seconds=0.5, extra=None):
+        """Stops and starts the server; `extra` (flags) replaces the options of the last restart
+        (a test that sets any restarts it again without them when it ends: the server is shared)."""
         self.stop(sig)
         time.sleep(down_seconds)
+        self.extra = list(extra or [])
         self.start()
 
     def post(self, path, body, content_type="application/xml"):

@@ -515,19 +515,20 @@ def test_the_page_catches_up_after_its_connection_drops(server, browser, client)
         proxy.close()
 
 
-def test_the_page_catches_up_after_the_server_restarts(server, browser, client):
-    r = Route(11)
-    d = new_traveller(browser, server)
-    open_route(d, r, label="Karaköy")
+def offline_across_a_restart(d, server, client, r, extra=None):
+    """A report shown; the page kept offline while the server restarts (with `extra` flags) and a
+    report is posted; then online again: both reports shown, the connection live."""
     before = f"Before the restart {unique('r')}"
     post(client(unique("hal")), before, r.bridge)
     card(d, before)
-    # The page is kept offline until the server is back and a report was posted: only the fresh
-    # route snapshot (a new epoch: the history is gone) can bring it.
+    # Every announcement from here on (a later one replaces the status line's text).
+    d.execute_script("""window.announced = [];
+        new MutationObserver(() => { const t = document.getElementById("announcer").textContent; if (t) window.announced.push(t); })
+            .observe(document.getElementById("announcer"), {childList: true, characterData: true, subtree: true});""")
     d.execute_cdp_cmd("Network.enable", {})
     offline = {"offline": True, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1}
     d.execute_cdp_cmd("Network.emulateNetworkConditions", offline)
-    server.restart()
+    server.restart(extra=extra)
     wait(d).until(lambda d: by_label(d, "Connection").text.startswith("Reconnecting"))
     after = f"After the restart {unique('r')}"
     post(client(unique("ida")), after, r.near_end, kind="poi")
@@ -535,12 +536,52 @@ def test_the_page_catches_up_after_the_server_restarts(server, browser, client):
     wait(d, 20).until(lambda d: by_label(d, "Connection").text == "Live")
     card(d, after)
     card(d, before)
-    wait(d).until(lambda d: "brought up to date" in d.find_element(By.ID, "announcer").get_attribute("textContent"))
+
+
+def announcement(d):
+    return d.find_element(By.ID, "announcer").get_attribute("textContent")
+
+
+def announced(d):
+    """What the page announced since offline_across_a_restart began."""
+    return d.execute_script("return window.announced")
+
+
+def test_the_page_catches_up_after_the_server_restarts(server, browser, client):
+    # The corridor goes on in its epoch after the restart (its position was written with its
+    # head): the page recovers from the room's history, the report posted meanwhile included.
+    r = Route(11)
+    d = new_traveller(browser, server)
+    open_route(d, r, label="Karaköy")
+    offline_across_a_restart(d, server, client, r)
+    # The report posted meanwhile comes as a push before or after the re-subscribe's reply
+    # (whether the corridor replayed it first): the page says it caught up either way.
+    wait(d).until(lambda d: "Back online: caught up with your route." in announced(d))
+    assert not [a for a in announced(d) if "brought up to date" in a], announced(d)
     later = f"Later still {unique('r')}"
     post(client(unique("jo")), later, r.near_start)
     card(d, later)
     wait_map_reports(d, 3)
     assert console_errors(d) == []
+
+
+def test_the_page_takes_a_fresh_snapshot_when_its_route_starts_a_new_epoch(server, browser, client):
+    # With no replay allowed, the corridor loaded after the restart starts a new epoch: only the
+    # fresh route snapshot can bring the page up to date.
+    r = Route(15)
+    d = new_traveller(browser, server)
+    open_route(d, r, label="Karaköy")
+    try:
+        offline_across_a_restart(d, server, client, r, extra=["--routes-corridor-replay-entries", "0"])
+        wait(d).until(lambda d: [a for a in announced(d) if "brought up to date" in a])
+        later = f"Later still {unique('r')}"
+        post(client(unique("jo")), later, r.near_start)
+        card(d, later)
+        wait_map_reports(d, 3)
+        assert console_errors(d) == []
+    finally:
+        d.get("about:blank")  # no page reconnecting (and logging it) while the server restarts
+        server.restart()
 
 
 # ---- transit alerts

@@ -87,7 +87,7 @@ final class ClusterTests: XCTestCase {
             }
         }
         // A vote pushes one event (track.moved or playlist.reordered).
-        let pushes = try await patron.awaitPushes(expected)
+        let pushes = try await patron.waitForPushes(expected)
         XCTAssertEqual(pushes.compactMap { $0["seq"]?.int }, Array((start + 1)...(start + expected)), "every push once, in order")
         XCTAssertEqual(Set(pushes.compactMap { $0["epoch"]?.string }), [sub["epoch"]?.string ?? ""])
         // Every node answers the same queue.
@@ -188,7 +188,7 @@ final class ClusterTests: XCTestCase {
         let watcher = try await login("watcher", on: 1)
         _ = try await watcher.ok("subscribe", ["room": .string("venue:\(v)")])
         _ = try await shy.ok("venue.vote", ["venue": .string(v), "track": "t3"])
-        let push = try await watcher.awaitPushes(1).last
+        let push = try await watcher.waitForPushes(1).last
         XCTAssertEqual(push?["data"]?["cause"]?["by"], .null, "the owner node knows shy hides their votes: \(push?.encoded ?? "")")
     }
 
@@ -214,7 +214,7 @@ final class ClusterTests: XCTestCase {
         let onB = try await login("mover", on: 1)
         let sub = try await onB.ok("subscribe", ["room": .string("venue:\(v)")])
         _ = try await owner.ok("venue.vote", ["venue": .string(v), "track": "t3"])
-        let seen = try await onB.awaitPushes(1)
+        let seen = try await onB.waitForPushes(1)
         let last = try XCTUnwrap(seen.last?["seq"]?.int)
         onB.close()
         // Missed: votes through A and C, and a check-in through B.
@@ -227,13 +227,13 @@ final class ClusterTests: XCTestCase {
         let onC = try await login("mover", on: 2)
         let back = try await onC.ok("subscribe", ["room": .string("venue:\(v)"), "since": ["seq": .int(last), "epoch": sub["epoch"]!]])
         XCTAssertEqual(back["recovered"], .bool(true))
-        let missed = try await onC.awaitPushes(3)
+        let missed = try await onC.waitForPushes(3)
         XCTAssertEqual(missed.compactMap { $0["seq"]?.int }, [last + 1, last + 2, last + 3])
         XCTAssertEqual(missed.last?["event"]?.string, "presence.changed")
         XCTAssertEqual(missed.last?["data"]?["checkedIn"]?.int, 1)
         // And it keeps getting what follows.
         _ = try await other.ok("venue.vote", ["venue": .string(v), "track": "t1"])
-        let next = try await onC.awaitPushes(4)
+        let next = try await onC.waitForPushes(4)
         XCTAssertEqual(next.last?["seq"]?.int, last + 4)
     }
 
@@ -249,7 +249,7 @@ final class ClusterTests: XCTestCase {
         let voter = try await login("late", on: 1)
         let r = try await voter.ok("venue.vote", ["venue": .string(v), "track": "t3"])
         XCTAssertEqual(r["votes"]?.int, 1)
-        let pushes = try await late.awaitPushes(1)
+        let pushes = try await late.waitForPushes(1)
         XCTAssertEqual(pushes.last?["seq"]?.int, (sub["seq"]?.int ?? -1) + 1)
         XCTAssertEqual(pushes.last?["epoch"], sub["epoch"], "the room's log carries on")
         let queue = try await voter.ok("venue.playlist.get", ["venue": .string(v)])

@@ -56,7 +56,7 @@ extension ClusterTests {
         XCTAssertEqual(again.compactMap { $0["error"]?["code"]?.string }, ["conflict", "conflict"], "liker1 liked it already")
 
         for (c, sub) in [(onB, subB), (onC, subC)] {
-            let pushes = try await c.awaitPushes(3)
+            let pushes = try await c.waitForPushes(3)
             let start = try XCTUnwrap(sub["seq"]?.int)
             XCTAssertEqual(pushes.compactMap { $0["seq"]?.int }, [start + 1, start + 2, start + 3], "every push once, in order")
             XCTAssertEqual(pushes.map { $0["event"]?.string ?? "" }, ["intel.added", "intel.updated", "intel.updated"])
@@ -81,7 +81,7 @@ extension ClusterTests {
             ids += r.json?["ids"]?.items ?? []
         }
         XCTAssertEqual(ids.count, 3)
-        let pushes = try await onB.awaitPushes(3)
+        let pushes = try await onB.waitForPushes(3)
         let start = try XCTUnwrap(sub["seq"]?.int)
         XCTAssertEqual(pushes.compactMap { $0["seq"]?.int }, [start + 1, start + 2, start + 3])
         XCTAssertEqual(pushes.map { $0["data"]?["item"]?["id"] ?? .null }, ids)
@@ -98,7 +98,7 @@ extension ClusterTests {
         _ = try await nodes[0].user("poster")
         let poster = try await login("poster", on: 0)
         _ = try await poster.ok("intel.post", Self.inside)
-        let seen = try await onB.awaitPushes(1)
+        let seen = try await onB.waitForPushes(1)
         let last = try XCTUnwrap(seen.last?["seq"]?.int)
         onB.close()
         let missed1 = try await poster.ok("intel.post", Self.inside)["item"]?["id"]
@@ -106,7 +106,7 @@ extension ClusterTests {
         let onC = try await login("mover", on: 2)
         let back = try await onC.ok("subscribe", ["room": sub["room"]!, "since": ["seq": .int(last), "epoch": sub["epoch"]!]])
         XCTAssertEqual(back["recovered"], .bool(true))
-        let pushes = try await onC.awaitPushes(2)
+        let pushes = try await onC.waitForPushes(2)
         XCTAssertEqual(pushes.compactMap { $0["seq"]?.int }, [last + 1, last + 2])
         XCTAssertEqual(pushes.map { $0["data"]?["item"]?["id"] }, [missed1, missed2])
     }
@@ -122,7 +122,7 @@ extension ClusterTests {
         let poster = try await login("poster", on: 0)
         let first = try await poster.ok("intel.post", Self.inside)["item"]?["id"]
         for c in [onB, onC] {
-            let pushes = try await c.awaitPushes(2)
+            let pushes = try await c.waitForPushes(2)
             XCTAssertEqual(pushes.map { $0["event"]?.string ?? "" }, ["intel.added", "intel.expired"])
             XCTAssertEqual(pushes.last?["data"]?["item"], first)
         }
@@ -145,7 +145,7 @@ extension ClusterTests {
         }
         let second = reply["result"]?["item"]?["id"]
         XCTAssertNotNil(second, reply.encoded)
-        let pushes = try await watching.awaitPushes(4)
+        let pushes = try await watching.waitForPushes(4)
         XCTAssertEqual(pushes.suffix(2).map { $0["event"]?.string ?? "" }, ["intel.added", "intel.expired"])
         XCTAssertEqual(pushes.suffix(2).map { $0["data"]?["item"]?["id"] ?? $0["data"]?["item"] }, [second, second])
         XCTAssertNotEqual(try shardOwner(of: second, stopped: owner), owner)
@@ -172,7 +172,7 @@ extension ClusterTests {
         // And one far from every band, after it: the last push any corridor could get.
         _ = try await poster.ok("intel.post", ["lat": 41.03, "lon": 28.90, "kind": "poi", "body": "elsewhere"])
         for (c, start) in watchers {
-            let pushes = try await c.awaitPushes(1)
+            let pushes = try await c.waitForPushes(1)
             XCTAssertEqual(pushes.map { $0["seq"]?.int }, [start + 1])
             XCTAssertEqual(pushes.map { $0["data"]?["item"]?["id"] }, [id])
         }
@@ -216,7 +216,7 @@ extension ClusterTests {
             }
         }
         // The corridor holds both: added, added, then the link once.
-        let pushes = try await watcher.awaitPushes(3)
+        let pushes = try await watcher.waitForPushes(3)
         try await Task.sleep(for: .milliseconds(500))
         XCTAssertEqual(pushes.count, 3)
         let mine = watcher.pushes
@@ -249,7 +249,7 @@ extension ClusterTests {
             acked.append(try XCTUnwrap(reply["result"]?["item"]?["id"], reply.encoded))
         }
         XCTAssertEqual(try shardOwner(of: acked.last, stopped: 0), 1, "the shard moved to the node its posts came through")
-        let pushes = try await watcher.awaitPushes(acked.count, within: 20)
+        let pushes = try await watcher.waitForPushes(acked.count, within: 20)
         let start = try XCTUnwrap(sub["seq"]?.int)
         XCTAssertEqual(pushes.compactMap { $0["seq"]?.int }, Array(start + 1...start + acked.count), "every push once, in order")
         XCTAssertEqual(Set(pushes.compactMap { $0["epoch"]?.string }), [sub["epoch"]?.string ?? "?"], "in the corridor's first epoch")
@@ -277,14 +277,14 @@ extension ClusterTests {
         _ = try await nodes[others[1]].user("poster")
         let poster = try await login("poster", on: others[1])
         let before = try await poster.ok("intel.post", Self.inside)["item"]?["id"]
-        _ = try await watcher.awaitPushes(1)
+        _ = try await watcher.waitForPushes(1)
         opener.close()
         nodes[holder].stop()
         var posted: [JSON?] = [before]
         for i in 0..<4 {
             posted.append(try await poster.ok("intel.post", ["lat": 41.0205, "lon": 28.9735, "kind": "poi", "body": .string("while it moves \(i)")])["item"]?["id"])
         }
-        let pushes = try await watcher.awaitPushes(5, within: 20)
+        let pushes = try await watcher.waitForPushes(5, within: 20)
         let start = try XCTUnwrap(watching["seq"]?.int)
         XCTAssertEqual(pushes.compactMap { $0["seq"]?.int }, Array(start + 1...start + 5), "each once, in order, at the next seqs")
         XCTAssertEqual(Set(pushes.compactMap { $0["epoch"]?.string }), [sub["epoch"]?.string ?? "?"], "the same epoch")
@@ -340,7 +340,7 @@ extension ClusterTests {
         XCTAssertEqual(r.json?["ended"]?.int, 2, "a full dataset of nothing ends both")
         XCTAssertEqual(try TestPostgres.query(url, "SELECT node FROM cluster_lease WHERE shard = 'intel:named'"), holder, "the shard did not move")
 
-        let pushes = try await rider.awaitPushes(5)
+        let pushes = try await rider.waitForPushes(5)
         let start = try XCTUnwrap(sub["seq"]?.int)
         XCTAssertEqual(pushes.compactMap { $0["seq"]?.int }, Array(start + 1...start + 5), "every change once, in order")
         XCTAssertEqual(pushes.map { $0["event"]?.string ?? "" }, ["intel.added", "intel.updated", "intel.added", "intel.expired", "intel.expired"])

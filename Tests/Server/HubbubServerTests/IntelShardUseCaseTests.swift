@@ -53,7 +53,7 @@ final class IntelShardUseCaseTests: XCTestCase {
         let north = try await post(alice, at: (41.0001, 28.99), body: "just north")
         let south = try await post(alice, at: (40.9999, 28.99), body: "just south")
         for (i, c) in watchers.enumerated() {
-            let got = events(try await c.awaitPushes(3))
+            let got = events(try await c.waitForPushes(3))
             XCTAssertEqual(got, ["intel.added \(onBorder)", "intel.added \(north)", "intel.added \(south)"], "corridor \(i): each item once, in order")
         }
     }
@@ -72,15 +72,15 @@ final class IntelShardUseCaseTests: XCTestCase {
         _ = try await bob.ok("intel.like", ["item": .string(itemA)])
         _ = try await bob.ok("intel.like", ["item": .string(itemB)])
         let link = "intel.linked \(itemA)>\(itemB)"
-        let toX = events(try await x.awaitPushes(3)), toY = events(try await y.awaitPushes(3))
+        let toX = events(try await x.waitForPushes(3)), toY = events(try await y.waitForPushes(3))
         XCTAssertEqual(toX, ["intel.added \(itemA)", link, "intel.updated \(itemA)"])
         XCTAssertEqual(toY, ["intel.added \(itemB)", link, "intel.updated \(itemB)"])
-        let both = events(try await z.awaitPushes(5))
+        let both = events(try await z.waitForPushes(5))
         XCTAssertEqual(both.sorted(), ["intel.added \(itemA)", "intel.added \(itemB)", link, "intel.updated \(itemA)", "intel.updated \(itemB)"].sorted(),
                        "the corridor holding both hears of the link once: \(both)")
         // Nothing more: a last item inside all three bands' shared shard would be the 6th push.
         let last = try await post(alice, at: (41.02, 28.97), body: "last")
-        let lastToZ = events(try await z.awaitPushes(6)).last, lastToX = events(try await x.awaitPushes(4)).last
+        let lastToZ = events(try await z.waitForPushes(6)).last, lastToX = events(try await x.waitForPushes(4)).last
         XCTAssertEqual(lastToZ, "intel.added \(last)")
         XCTAssertEqual(lastToX, "intel.added \(last)")
         let linkedA = try await bob.ok("intel.get", ["item": .string(itemA)])
@@ -113,7 +113,7 @@ final class IntelShardUseCaseTests: XCTestCase {
         let last = try await post(bob, at: (40.98, 28.97), body: "last")
         // The push names the item whose half was made now first: b, linked to a.
         let link = "intel.linked \(itemB)>\(itemA)"
-        let toZ = events(try await z.awaitPushes(2)), toY = events(try await y.awaitPushes(2))
+        let toZ = events(try await z.waitForPushes(2)), toY = events(try await y.waitForPushes(2))
         XCTAssertEqual(toZ, [link, "intel.added \(last)"], "the corridor holding both hears of it once")
         XCTAssertEqual(toY, [link, "intel.added \(last)"])
     }
@@ -143,7 +143,7 @@ final class IntelShardUseCaseTests: XCTestCase {
         let sentinel = try await post(p0, at: (41.02, 28.975), body: "the last")
         var pushed: [String] = []
         while pushed.last != sentinel {
-            pushed = try await watcher.awaitPushes(pushed.count + 1).compactMap { $0["event"]?.string == "intel.added" ? $0["data"]?["item"]?["id"]?.string : nil }
+            pushed = try await watcher.waitForPushes(pushed.count + 1).compactMap { $0["event"]?.string == "intel.added" ? $0["data"]?["item"]?["id"]?.string : nil }
         }
         pushed.removeLast()
         guard case .array(let listed)? = snapshot["items"] else { return XCTFail("no items in \(snapshot.encoded)") }

@@ -47,7 +47,22 @@ public final class ProtocolClient: @unchecked Sendable {
     }
 
     /// Waits until `count` pushes have arrived in total; returns them all.
-    public func waitForPushes(_ count: Int) async throws -> [JSON] {
+    /// The pushes so far once there are at least `count`, waiting at most `seconds` (30 unless
+    /// told): a test fails rather than hangs.
+    public func waitForPushes(_ count: Int, within seconds: Double = 30) async throws -> [JSON] {
+        try await withThrowingTaskGroup(of: [JSON].self) { group in
+            group.addTask { try await self.collectPushes(count) }
+            group.addTask {
+                try await Task.sleep(for: .seconds(seconds))
+                throw TestError("\(count) pushes did not arrive within \(seconds) s; got \(self.pushes.map(\.encoded))")
+            }
+            let first = try await group.next()!
+            group.cancelAll()
+            return first
+        }
+    }
+
+    private func collectPushes(_ count: Int) async throws -> [JSON] {
         while pushes.count < count {
             let m = try await next()
             if m["room"] != nil { pushes.append(m) } else if case .int(let id)? = m["id"] { replies[id] = m }
@@ -57,23 +72,9 @@ public final class ProtocolClient: @unchecked Sendable {
 
     public func clearPushes() { pushes = [] }
 
-    /// The `n`th push (counting from 1), waiting at most `seconds`: a test fails rather than hangs.
+    /// The `n`th push (counting from 1), waiting at most `seconds`.
     public func push(_ n: Int, within seconds: Double = 10) async throws -> JSON {
-        try await awaitPushes(n, within: seconds)[n - 1]
-    }
-
-    /// `waitForPushes`, at most `seconds`.
-    public func awaitPushes(_ count: Int, within seconds: Double = 10) async throws -> [JSON] {
-        try await withThrowingTaskGroup(of: [JSON].self) { group in
-            group.addTask { try await self.waitForPushes(count) }
-            group.addTask {
-                try await Task.sleep(for: .seconds(seconds))
-                throw TestError("\(count) pushes did not arrive within \(seconds) s; got \(self.pushes.map(\.encoded))")
-            }
-            let first = try await group.next()!
-            group.cancelAll()
-            return first
-        }
+        try await waitForPushes(n, within: seconds)[n - 1]
     }
 
     private func next() async throws -> JSON {

@@ -296,9 +296,10 @@ public final class RoomFeed: Sendable {
             return false
         }
         let languageOf = readerLanguage.withLock { $0 }.lookup
-        let (recovered, start): (Bool, Bool) = rooms.withLock { rooms in
+        let (recovered, start, untracked): (Bool, Bool, Bool) = rooms.withLock { rooms in
+            let untracked = rooms[name] == nil
             var t = rooms[name] ?? Tracked(room: Room(name: name, epoch: since.epoch, seq: since.seq, limits: configuration.history))
-            guard t.room.epoch == since.epoch else { return (false, false) }
+            guard t.room.epoch == since.epoch else { return (false, false, false) }
             for push in read where push.seq > t.room.seq { _ = apply(push, to: &t, languageOf: languageOf) }
             // What the log gave that this room had already moved past goes to the member directly;
             // what came after must still be in the history (another subscriber may have moved the
@@ -306,7 +307,7 @@ public final class RoomFeed: Sendable {
             let upTo = read.last?.seq ?? since.seq
             guard t.room.seq <= upTo || t.room.covers(after: upTo) else {
                 if !t.isEmpty { rooms[name] = t }
-                return (false, false)
+                return (false, false, false)
             }
             reply(RoomHead(seq: max(t.room.seq, upTo), epoch: t.room.epoch))
             for push in read { sink.deliver(push.message(for: language), to: member) }
@@ -318,9 +319,17 @@ public final class RoomFeed: Sendable {
             let start = t.behind && !t.catchingUp
             if start { t.catchingUp = true }
             rooms[name] = t
-            return (true, start)
+            return (true, start, untracked)
         }
-        if start { catchUp(name) }
+        if start {
+            catchUp(name)
+        } else if untracked {
+            // Pushes committed between the log read above and now were delivered while nobody
+            // here tracked the room, so they were dropped: the head is read again, and a room
+            // behind it catches up (a quiet room would otherwise leave the member behind until its
+            // next push, or forever: a corridor's replay, staged just before its watcher resumed).
+            await checkHeads([name])
+        }
         return recovered
     }
 
@@ -447,6 +456,7 @@ public final class RoomFeed: Sendable {
 
     /// Rooms `names` (nil: every tracked room) checked against the log's heads, and caught up where
     /// behind; how many were.
+    @discardableResult
     private func checkHeads(_ names: [String]?) async -> Int {
         let current = rooms.withLock { rooms in
             names.map { names in Dictionary(uniqueKeysWithValues: names.compactMap { n in rooms[n].map { (n, ($0.room.epoch, $0.room.seq)) } }) }

@@ -26,6 +26,8 @@ final class FakeRoomLog: RoomLogSource {
 
     private let logs = Mutex<[String: Log]>([:])
     private let calls = Mutex<[String]>([])
+    /// Runs once, after the next `heads` read its answer (a commit landing just after it).
+    let afterHeads = Mutex<(@Sendable () -> Void)?>(nil)
     /// Every read and heads call throws while set.
     let failing = Atomic<Bool>(false)
 
@@ -68,7 +70,7 @@ final class FakeRoomLog: RoomLogSource {
     func heads(of rooms: [String]) async throws -> [String: RoomHead] {
         calls.withLock { $0.append("heads") }
         if failing.load(ordering: .relaxed) { throw LogUnreadable() }
-        return logs.withLock { logs in
+        let out = logs.withLock { logs in
             var out: [String: RoomHead] = [:]
             for room in rooms {
                 guard let log = logs[room] else { continue }
@@ -76,6 +78,11 @@ final class FakeRoomLog: RoomLogSource {
             }
             return out
         }
+        afterHeads.withLock { after in
+            defer { after = nil }
+            return after
+        }?()
+        return out
     }
 
     func read(_ room: String, epoch: String, after seq: UInt64, limit: Int) async throws -> [LoggedPush] {
@@ -384,11 +391,28 @@ final class RoomFeedTests: XCTestCase {
         XCTAssertTrue(ok)
         XCTAssertEqual(head, RoomHead(seq: 5, epoch: "e1"))
         XCTAssertEqual(trace(sink, b), ["reply@5", "3", "4", "5"])
-        XCTAssertEqual(source.log, ["heads", "read \(room) after 2"])
+        XCTAssertEqual(source.log, ["heads", "read \(room) after 2", "heads"], "the head read again once the room is tracked")
         XCTAssertEqual(feed.size.rooms, 1)
         XCTAssertEqual(feed.size.members, 1)
         feed.deliver([push(5), push(6)])
         XCTAssertEqual(trace(sink, b), ["reply@5", "3", "4", "5", "6"])
+    }
+
+    /// A push committed and delivered after the resume read the log, while the room was not
+    /// tracked here yet (nobody watched it), reaches the member all the same, though no push follows.
+    func testResumeOfAnUntrackedRoomGetsAPushDeliveredWhileItReadTheLog() async throws {
+        let (feed, sink, source) = makeFeed()
+        let b = member(2)
+        source.append(pushes(1...5))
+        let six = push(6)
+        source.afterHeads.withLock { $0 = { source.append([six]); feed.deliver([six]) } }
+        let (ok, head) = await resume(feed, sink, b, since: 5)
+        XCTAssertTrue(ok)
+        XCTAssertEqual(head, RoomHead(seq: 5, epoch: "e1"))
+        for _ in 0..<100 where trace(sink, b).count < 2 { try await Task.sleep(for: .milliseconds(10)) }
+        XCTAssertEqual(trace(sink, b), ["reply@5", "6"])
+        await settle()
+        XCTAssertEqual(trace(sink, b), ["reply@5", "6"], "once")
     }
 
     func testResumeFromTheLogAtItsHead() async {

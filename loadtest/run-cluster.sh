@@ -13,13 +13,18 @@
 # At the end: each node's CPU seconds over the run (user + system, from /proc, sampled every
 # second so a killed node counts until it died) and its share of the nodes' total: the nodes
 # share the server cores here, so latency alone hides which node does the work; and
-# PostgreSQL's CPU seconds (its processes, ended ones included).
+# PostgreSQL's CPU seconds (its processes, ended ones included). PG_STATEMENTS=N: also its N
+# statements that took longest in all (pg_stat_statements: calls, total and mean milliseconds,
+# rows), to tell which writes the database's CPU goes to.
 set -euo pipefail
 source "$(dirname "$0")/../scripts/lib.sh"
 [[ $# -ge 1 ]] || { sed -n 2,12p "$0"; exit 2; }
 SCENARIO=$1; shift
 BIN=${BIN:-.build/release/hubbub} LOAD=${LOAD:-.build/release/hubbub-load}
 [[ -x $BIN && -x $LOAD ]] || die "build first: swift build -c release"
+if [[ -n "${PG_STATEMENTS:-}" ]]; then
+    export POSTGRES_OPTIONS="${POSTGRES_OPTIONS:-} -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all"
+fi
 start_postgres DB
 API_KEY=${API_KEY:-$(head -c 18 /dev/urandom | base64 | tr "+/" "-_")}
 PIDS=() URLS=()
@@ -90,6 +95,12 @@ for i, s in enumerate(secs, 1):
 print(f"  nodes:  {sum(secs):8.1f} s")
 print(f"  PostgreSQL: {pg:6.1f} s  ({100 * pg / max(span, 1):.0f} % of one core)")
 PY
+    if [[ -n "${PG_STATEMENTS:-}" ]]; then
+        echo "PostgreSQL's $PG_STATEMENTS costliest statements (calls, total ms, mean ms, rows):"
+        psql "$DB" -qAt -F ' | ' -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" \
+            -c "SELECT calls, round(total_exec_time), round(mean_exec_time::numeric, 3), rows, left(regexp_replace(query, '\s+', ' ', 'g'), 160)
+                FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT $PG_STATEMENTS" | sed 's/^/  /'
+    fi
 }
 rc=0
 url=$(IFS=,; echo "${URLS[*]}")

@@ -254,6 +254,7 @@ trap 'exit 143' TERM
 # start_postgres VAR — a fresh PostgreSQL cluster (Debian's postgresql, installed if missing) in a
 # temp dir, run as the postgres user (initdb refuses root), listening on a free loopback port;
 # sets VAR to its URL (postgres://postgres@127.0.0.1:PORT). Stopped and removed at exit.
+# POSTGRES_OPTIONS: more server options ("-c name=value ...").
 start_postgres() {
     ensure_apt postgresql
     local bin
@@ -266,7 +267,7 @@ start_postgres() {
     port="$(free_port)"
     su postgres -s /bin/sh -c "'$bin/initdb' -D '$dir/data' -A trust -U postgres" >"$dir/initdb.log" 2>&1 \
         || { cat "$dir/initdb.log" >&2; die "initdb failed"; }
-    su postgres -s /bin/sh -c "'$bin/pg_ctl' -D '$dir/data' -l '$dir/postgres.log' -w -o \"-p $port -k '$dir' -c listen_addresses=127.0.0.1\" start" >/dev/null \
+    su postgres -s /bin/sh -c "'$bin/pg_ctl' -D '$dir/data' -l '$dir/postgres.log' -w -o \"-p $port -k '$dir' -c listen_addresses=127.0.0.1 ${POSTGRES_OPTIONS:-}\" start" >/dev/null \
         || { cat "$dir/postgres.log" >&2; die "PostgreSQL did not start"; }
     _HUBBUB_EXIT_CMDS+=("su postgres -s /bin/sh -c \"'$bin/pg_ctl' -D '$dir/data' -m fast stop\" >/dev/null 2>&1")
     log "PostgreSQL $("$bin/postgres" --version | awk '{print $3}') on 127.0.0.1:$port (log: $dir/postgres.log)"

@@ -2,6 +2,7 @@ import Foundation
 import HubbubServer
 import HubbubTestSupport
 import Realtime
+import RoomLog
 import RouteService
 import Routes
 import Storage
@@ -181,6 +182,17 @@ final class IntelShardUseCaseTests: XCTestCase {
         server = try TestServer(dataDir: dir, configure)
     }
 
+    /// The position stored with `room`'s head, read from the store once the server stopped.
+    private func storedPosition(of room: String) async throws -> String? {
+        let dir = server.configuration.dataDir, url = server.configuration.database.url
+        server.stop()
+        var storage = Store.Configuration(directory: dir)
+        storage.postgresURL = url
+        let store = try Store(configuration: storage, migrations: SQLMigrations())
+        defer { store.close() }
+        return try await store.read { db in try RoomLogRows.position(of: room, db) }?.position
+    }
+
     private func login(_ name: String) async throws -> ProtocolClient {
         let c = try await ProtocolClient(url: server.url)
         _ = try await c.ok("account.login", ["login": .string(name), "password": "secret123"])
@@ -230,6 +242,12 @@ final class IntelShardUseCaseTests: XCTestCase {
         let list = try await back.ok("route.subscribe", route((40.995, 28.97), (41.005, 28.97), width: 400))
         XCTAssertEqual(list["items"]?.items.count, 4, "its snapshot holds every item once")
         XCTAssertEqual(list["seq"]?.int, seq + 3)
+        // Written with its head: each shard it follows (the two its band spans, and `named`, the
+        // transit alerts') at the entry of its last item there: the four posts' entries in all.
+        let stored = try await storedPosition(of: sub["room"]?.string ?? "?") ?? ""
+        let seqs = stored.split(separator: ";").compactMap { $0.split(separator: " ").last.flatMap { Int($0) } }
+        XCTAssertEqual(seqs.count, 3, stored)
+        XCTAssertEqual(seqs.reduce(0, +), 4, stored)
     }
 
     /// `routes.corridorReplayEntries` 0: a corridor loaded again never reads back; it starts a new
@@ -243,5 +261,11 @@ final class IntelShardUseCaseTests: XCTestCase {
         XCTAssertNotEqual(resumed["epoch"], sub["epoch"])
         let shown = Set((resumed["snapshot"]?["items"]?.items ?? []).compactMap { $0["id"]?.string })
         XCTAssertTrue(Set(missed).isSubset(of: shown), "\(shown)")
+        // Its pushes carry no position, none is written: nothing would read it back.
+        let poster = try await login("poster")
+        _ = try await post(poster, at: (41.003, 28.97), body: "four")
+        _ = try await back.waitForPushes(1)
+        let stored = try await storedPosition(of: sub["room"]?.string ?? "?")
+        XCTAssertEqual(stored ?? "", "", "no position")
     }
 }

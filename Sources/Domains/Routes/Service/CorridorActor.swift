@@ -58,6 +58,9 @@ actor CorridorActor {
     private var items: [String: LiveItem]
     /// Where its pushes stand in each shard's log (see `CorridorPosition`); staged with each push.
     private var position: CorridorPosition
+    /// Whether its pushes carry its position (a node that never replays, `routes.corridorReplayEntries`
+    /// 0, never reads one back: its pushes skip building and writing it).
+    private let keepsPosition: Bool
     /// The node's corridor writer (shared by every corridor here).
     private let writer: RoomWriter
     private nonisolated let mailbox = Mutex(Mailbox())
@@ -80,9 +83,10 @@ actor CorridorActor {
     /// epoch): staged now, in order, each carrying the position after it, each item they add
     /// pushed as added (the room never showed it), before anything else.
     init(id: String, corridor: Corridor, owner: CorridorOwner?, items: [String: LiveItem], position: CorridorPosition,
-         replay: (from: CorridorPosition, steps: [CorridorStep])?, head: RoomHead, writer: RoomWriter, now: Double,
-         flush: @escaping @Sendable () -> Void, current: @escaping @Sendable (CorridorActor) -> Bool) {
+         keepsPosition: Bool = true, replay: (from: CorridorPosition, steps: [CorridorStep])?, head: RoomHead, writer: RoomWriter,
+         now: Double, flush: @escaping @Sendable () -> Void, current: @escaping @Sendable (CorridorActor) -> Bool) {
         self.id = id
+        self.keepsPosition = keepsPosition
         self.corridor = corridor
         self.owner = owner
         self.items = items
@@ -145,7 +149,7 @@ actor CorridorActor {
         let now = Date().timeIntervalSince1970
         for step in batch {
             position.shards[step.shard] = step.at
-            let text = position.text
+            let text = keepsPosition ? position.text : nil
             for action in step.actions {
                 var added = false
                 switch action {
@@ -163,7 +167,7 @@ actor CorridorActor {
     /// Stages `action`'s push in `room`, carrying `position` (`added`: an add of an item the room
     /// did not show, `intel.added`; else `intel.updated`).
     private static func stage(_ action: CorridorAction, added: Bool, corridor: Corridor, room: String, writer: RoomWriter,
-                              position: String, at now: Double) {
+                              position: String?, at now: Double) {
         switch action {
         case .add(let live), .update(let live):
             let event: RoutePush = if case .add = action, added { .added } else { .updated }

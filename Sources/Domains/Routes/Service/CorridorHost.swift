@@ -387,7 +387,7 @@ final class CorridorHost: Sendable {
                           let more = Self.steps(since, shard: shard, epoch: head.epoch, corridor: definition.corridor) else { return .moved }
                     replay!.steps += more
                 }
-            } else {
+            } else if maxReplay > 0 {
                 let room = RoutePush.room(id), text = now.text, logger = self.logger
                 store.submit({ db in try RoomLogRows.setPosition(text, of: room, db) }) { outcome in
                     if case .failure(let error) = outcome {
@@ -406,7 +406,7 @@ final class CorridorHost: Sendable {
             }
             s.follows[id] = covered
             s.corridors[id] = CorridorActor(id: id, corridor: definition.corridor, owner: definition.owner, items: items, position: now,
-                                            replay: replay.map { ($0.position, $0.steps) }, head: head, writer: writer, now: Date().timeIntervalSince1970,
+                                            keepsPosition: maxReplay > 0, replay: replay.map { ($0.position, $0.steps) }, head: head, writer: writer, now: Date().timeIntervalSince1970,
                                             flush: { [weak self] in self?.flush() }, current: { [weak self] actor in self?.isCurrent(actor) ?? false })
             if replay.map({ !$0.steps.isEmpty }) ?? false { flush() }
             return .opened

@@ -34,7 +34,7 @@ public struct RoutesDomain: Domain {
     public static let takeOverSeconds = Setting("routes.takeOverSeconds", default: 2, range: 1...600,
                                                 help: "seconds between each node's look for corridors watched there whose owner node is gone (it takes them)")
     public static let corridorReplayEntries = Setting("routes.corridorReplayEntries", default: 5_000, range: 0...1_000_000,
-                                                      help: "the most intel shard entries a corridor loaded on a node (it moved, or was retired) reads back to go on in its epoch from where its pushes stopped; beyond it, or 0, it starts a new epoch and its watchers take a snapshot")
+                                                      help: "the most intel shard entries a corridor loaded on a node (it moved, or was retired) reads back to go on in its epoch from where its pushes stopped; beyond it it starts a new epoch and its watchers take a snapshot; 0: always, and pushes carry no position (nothing to write)")
     public static let shardDegrees = Setting("routes.shardDegrees", default: 0.05, range: 0.001...10.0,
                                              help: "the size of an intel shard's cell, in degrees of latitude (each shard's items are decided by one owner and written to one log)")
     public static let karmaPerItem = Setting("routes.karmaPerItem", default: 1, range: 0...1_000, help: "karma for sharing an item")

@@ -110,12 +110,12 @@ public final class RoomFeed: Sendable {
         var gaps: [String] = []
         rooms.withLock { rooms in
             for push in pushes {
-                guard var t = rooms[push.room] else { continue }
-                if apply(push, to: &t, languageOf: languageOf) && !t.catchingUp {
+                let gap = rooms.inPlace(push.room) { t -> Bool in
+                    guard apply(push, to: &t, languageOf: languageOf) && !t.catchingUp else { return false }
                     t.catchingUp = true
-                    gaps.append(push.room)
+                    return true
                 }
-                rooms[push.room] = t
+                if gap == true { gaps.append(push.room) }
             }
         }
         for room in gaps { catchUp(room) }
@@ -440,9 +440,7 @@ public final class RoomFeed: Sendable {
     private func deliverCaughtUp(_ name: String, _ pushes: [LoggedPush]) {
         let languageOf = readerLanguage.withLock { $0 }.lookup
         rooms.withLock { rooms in
-            guard var t = rooms[name] else { return }
-            for push in pushes { _ = apply(push, to: &t, languageOf: languageOf) }
-            rooms[name] = t
+            _ = rooms.inPlace(name) { t in for push in pushes { _ = apply(push, to: &t, languageOf: languageOf) } }
         }
     }
 
@@ -526,4 +524,14 @@ public final class LogFollower: Sendable {
 final class LanguageLookup: Sendable {
     let lookup: @Sendable (ConnectionID) -> String?
     init(_ lookup: @escaping @Sendable (ConnectionID) -> String?) { self.lookup = lookup }
+}
+
+extension Dictionary {
+    /// Runs `body` on the value for `key` where it is stored, if there is one. Taken out with
+    /// `var t = rooms[key]` and put back, a tracked room shared its buffers with the stored one
+    /// until put back, so the first push it recorded copied the room's whole history and members.
+    mutating func inPlace<R>(_ key: Key, _ body: (inout Value) -> R) -> R? {
+        guard let i = index(forKey: key) else { return nil }
+        return body(&values[i])
+    }
 }

@@ -6,10 +6,11 @@ import Realtime
 import Storage
 import Synchronization
 
-/// Which node owns each logged room (a lease in `cluster_lease`, on PostgreSQL's clock), as this
-/// node knows it. A room nobody holds, or whose holder's lease ran out (the node died or lost the
-/// database), is claimed by the first node that needs it. The holder renews all its leases in one
-/// statement every third of `leaseSeconds` (`renew`). A node that cannot renew stops counting a
+/// Which node owns each logged room (a lease in `cluster_lease`, holding while its node's
+/// heartbeat `cluster_node.expires` does, on PostgreSQL's clock), as this node knows it. A room
+/// nobody holds, or whose holder's heartbeat ran out (the node died or lost the database), is
+/// claimed by the first node that needs it. The holder renews all its leases by moving its
+/// heartbeat every third of `leaseSeconds` (`renew`), one row whatever the number of rooms. A node that cannot renew stops counting a
 /// room as its own a quarter of a lease before the lease runs out, so two nodes never both act
 /// as the owner for long; and even then the room head's check (`RoomLogRows.append`) refuses the
 /// stale one's writes.
@@ -101,8 +102,8 @@ public final class Ownership: RoomOwners {
                 for start in stride(from: 0, to: rooms.count, by: 500) {
                     let chunk = Array(rooms[start..<min(start + 500, rooms.count)])
                     for row in try db.fetchAll(sql: """
-                        SELECT shard FROM cluster_lease WHERE shard IN (\(sqlPlaceholders(count: chunk.count)))
-                        AND expires > EXTRACT(EPOCH FROM clock_timestamp())
+                        SELECT l.shard FROM cluster_lease l JOIN cluster_node n ON n.id = l.node
+                        WHERE l.shard IN (\(sqlPlaceholders(count: chunk.count))) AND n.expires > EXTRACT(EPOCH FROM clock_timestamp())
                         """, arguments: SQLArguments(chunk)) { held.insert(row["shard"]) }
                 }
                 return held
@@ -135,11 +136,18 @@ public final class Ownership: RoomOwners {
         if let held, held.node != me, held.remaining > 0 { row = held } else {
             row = try await store.writeApart { db in
                 if !draining {
+                // A heartbeat that ran out (this node could not renew) is moved first: the lease
+                // taken must hold. Matches no row, and locks none, while the heartbeat holds.
                 try db.execute(sql: """
-                    INSERT INTO cluster_lease (shard, node, expires) VALUES (?, ?, EXTRACT(EPOCH FROM clock_timestamp()) + ?)
-                    ON CONFLICT (shard) DO UPDATE SET node = EXCLUDED.node, expires = EXCLUDED.expires
-                    WHERE cluster_lease.expires < EXTRACT(EPOCH FROM clock_timestamp()) OR cluster_lease.node = EXCLUDED.node
-                    """, arguments: [room, me, ttl])
+                    UPDATE cluster_node SET seen = EXTRACT(EPOCH FROM clock_timestamp()), expires = EXTRACT(EPOCH FROM clock_timestamp()) + ?
+                    WHERE id = ? AND expires <= EXTRACT(EPOCH FROM clock_timestamp())
+                    """, arguments: [ttl, me])
+                try db.execute(sql: """
+                    INSERT INTO cluster_lease (shard, node, expires) VALUES (?, ?, 0)
+                    ON CONFLICT (shard) DO UPDATE SET node = EXCLUDED.node
+                    WHERE cluster_lease.node = EXCLUDED.node OR NOT EXISTS (
+                        SELECT 1 FROM cluster_node n WHERE n.id = cluster_lease.node AND n.expires > EXTRACT(EPOCH FROM clock_timestamp()))
+                    """, arguments: [room, me])
                 }
                 guard let r = try Self.holder(of: room, db) else {
                     throw ProtocolError(.unavailable, "no node can take the room now (this one is stopping); try again")
@@ -175,15 +183,16 @@ public final class Ownership: RoomOwners {
         return entry
     }
 
-    /// The lease's holder, its address and the seconds left on it (PostgreSQL's clock).
+    /// The lease's holder, its address and the seconds left on it (its node's heartbeat, on
+    /// PostgreSQL's clock; a node forgotten has none left).
     private static func holder(of room: String, _ db: any SQLDatabase) throws -> (node: String, address: String?, remaining: Double)? {
         try db.fetchOne(sql: """
-            SELECT l.node, n.address, l.expires - EXTRACT(EPOCH FROM clock_timestamp()) AS remaining
+            SELECT l.node, n.address, COALESCE(n.expires, 0) - EXTRACT(EPOCH FROM clock_timestamp()) AS remaining
             FROM cluster_lease l LEFT JOIN cluster_node n ON n.id = l.node WHERE l.shard = ?
             """, arguments: [room]).map { ($0["node"], $0["address"], $0["remaining"]) }
     }
 
-    /// Renews every lease this node holds (one statement) and its heartbeat; rooms whose lease
+    /// Renews every lease this node holds by moving its heartbeat (one row); rooms whose lease
     /// another node took are forgotten (and their memory dropped through `acquired`'s counterpart,
     /// the next claim).
     public func renew() async {
@@ -191,9 +200,10 @@ public final class Ownership: RoomOwners {
         let asked = Self.now()
         do {
             let held: Set<String> = try await store.writeApart { db in
-                try db.execute(sql: "UPDATE cluster_node SET seen = EXTRACT(EPOCH FROM clock_timestamp()) WHERE id = ?", arguments: [me])
-                try db.execute(sql: "UPDATE cluster_lease SET expires = EXTRACT(EPOCH FROM clock_timestamp()) + ? WHERE node = ?",
-                               arguments: [ttl, me])
+                try db.execute(sql: """
+                    UPDATE cluster_node SET seen = EXTRACT(EPOCH FROM clock_timestamp()), expires = EXTRACT(EPOCH FROM clock_timestamp()) + ?
+                    WHERE id = ?
+                    """, arguments: [ttl, me])
                 return Set(try db.fetchAll(sql: "SELECT shard FROM cluster_lease WHERE node = ?", arguments: [me]).map { $0["shard"] as String })
             }
             let until = asked + ttl - margin
@@ -215,11 +225,12 @@ public final class Ownership: RoomOwners {
     /// Registers this node (its address for forwarding) and makes the cluster's link key if none
     /// exists yet; returns the key.
     public func register(address: String) async throws -> String {
-        let me = nodeID
+        let me = nodeID, ttl = configuration.leaseSeconds
         return try await store.writeApart { db in
             try db.execute(sql: """
-                INSERT INTO cluster_node (id, address, started, seen) VALUES (?, ?, EXTRACT(EPOCH FROM clock_timestamp()), EXTRACT(EPOCH FROM clock_timestamp()))
-                """, arguments: [me, address])
+                INSERT INTO cluster_node (id, address, started, seen, expires)
+                VALUES (?, ?, EXTRACT(EPOCH FROM clock_timestamp()), EXTRACT(EPOCH FROM clock_timestamp()), EXTRACT(EPOCH FROM clock_timestamp()) + ?)
+                """, arguments: [me, address, ttl])
             // Nodes gone for an hour are forgotten.
             try db.execute(sql: "DELETE FROM cluster_node WHERE seen < EXTRACT(EPOCH FROM clock_timestamp()) - 3600")
             try db.execute(sql: "INSERT OR IGNORE INTO cluster_secret (id, secret) VALUES (1, ?)", arguments: [PeerLinks.newSecret()])
@@ -239,7 +250,7 @@ public final class Ownership: RoomOwners {
         do {
             try await store.writeApart { db in
                 try db.execute(sql: "DELETE FROM cluster_lease WHERE node = ?", arguments: [me])
-                try db.execute(sql: "UPDATE cluster_node SET draining = 1 WHERE id = ?", arguments: [me])
+                try db.execute(sql: "UPDATE cluster_node SET draining = 1, expires = 0 WHERE id = ?", arguments: [me])
             }
         } catch {
             logger.warning("cluster: could not give back this node's leases (they run out by themselves)", metadata: ["error": "\(error)"])

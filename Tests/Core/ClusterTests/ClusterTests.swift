@@ -65,6 +65,29 @@ final class ClusterTests: XCTestCase {
         return (owner, id)
     }
 
+    /// A lease holds while its node's heartbeat does: past several lease lengths its room is still
+    /// its node's (a vote through another node is answered by it), and the renewals meanwhile moved
+    /// the node's row alone, never the lease's (its row version, `xmin`, is the claim's).
+    func testALeaseHoldsByItsNodesHeartbeatAndRenewalsRewriteNoLeaseRow() async throws {
+        let (_, v) = try await venue(tracks: 3)
+        let url = nodes[0].configuration.database.url, room = "venue:\(v)"
+        let claimed = try TestPostgres.query(url, "SELECT node || ' ' || xmin::text FROM cluster_lease WHERE shard = '\(room)'")
+        XCTAssertEqual(claimed.count, 1)
+        let holder = try nodes[0].api("GET", "/healthz", key: nil).json?["node"]?.string
+        XCTAssertEqual(claimed.first?.split(separator: " ").first.map(String.init), holder, "the node that registered the venue holds it")
+        try await Task.sleep(for: .seconds(7)) // more than two lease lengths (3 s), a renewal every second
+        XCTAssertEqual(try TestPostgres.query(url, "SELECT node || ' ' || xmin::text FROM cluster_lease WHERE shard = '\(room)'"), claimed,
+                       "no renewal rewrote the lease's row")
+        let heartbeat = try TestPostgres.query(url, """
+            SELECT (expires > EXTRACT(EPOCH FROM clock_timestamp()))::text FROM cluster_node WHERE id = '\(holder ?? "?")'
+            """)
+        XCTAssertEqual(heartbeat, ["true"], "its node's heartbeat holds")
+        _ = try await nodes[1].user("voter")
+        let voter = try await login("voter", on: 1)
+        _ = try await voter.ok("venue.vote", ["venue": .string(v), "track": "t2"])
+        XCTAssertEqual(try TestPostgres.query(url, "SELECT node FROM cluster_lease WHERE shard = '\(room)'"), [holder ?? "?"], "the room did not move")
+    }
+
     /// Votes through A and B reach a patron on C, every push once, in seq order without gaps, and
     /// the queue the patron rebuilds from them is the one every node answers.
     func testVotesOnTwoNodesReachAPatronOnAThirdInOrder() async throws {

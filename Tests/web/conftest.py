@@ -349,6 +349,20 @@ def console_errors(driver, expected=("WebSocket connection to",)):
             if e["level"] == "SEVERE" and not any(x in e["message"] for x in expected)]
 
 
+def record_announcements(driver):
+    """From now on, every text the page announces is kept (`announced`): a later announcement
+    replaces the status line's text, sometimes before a test can read it (a debounced one)."""
+    driver.execute_script("""window.announced = [];
+        const region = document.getElementById("announcer");
+        new MutationObserver(() => { if (region.textContent) window.announced.push(region.textContent); })
+            .observe(region, {childList: true, characterData: true, subtree: true});""")
+
+
+def announced(driver):
+    """What the page announced since `record_announcements`, in order."""
+    return driver.execute_script("return window.announced")
+
+
 def text_of(driver, element_id):
     """The element's text, as shown."""
     return driver.find_element(By.ID, element_id).text

@@ -17,7 +17,7 @@ import zipfile
 from types import SimpleNamespace
 
 import pytest
-from conftest import (REPO, Client, Relay, Server, by_label, console_errors, free_port, log_in, screenshot, screenshot_from_top, sign_up, unique,
+from conftest import (REPO, Client, Relay, Server, announced, by_label, console_errors, free_port, log_in, record_announcements, screenshot, screenshot_from_top, sign_up, unique,
                       wait, wait_text)
 from google.transit import gtfs_realtime_pb2 as gtfs_rt
 from selenium.webdriver.common.by import By
@@ -489,6 +489,7 @@ def test_the_page_catches_up_after_its_connection_drops(server, browser, client)
         kim = client(unique("kim"))
         before = post(kim, f"Before the drop {unique('r')}", r.bridge)
         card(d, before["body"])
+        record_announcements(d)
         proxy.cut()
         wait(d).until(lambda d: by_label(d, "Connection").text.startswith("Reconnecting"))
         # Meanwhile, on the same corridor: a report, a like, a comment and a link.
@@ -505,7 +506,7 @@ def test_the_page_catches_up_after_its_connection_drops(server, browser, client)
         wait_card(d, before["body"], "1 like · 1 comment")
         wait_card(d, before["body"], f"Linked to: {first_words(during['body'])}")
         # Recovered from the room's history (not a fresh snapshot): said once every push was applied.
-        wait(d).until(lambda d: d.find_element(By.ID, "announcer").get_attribute("textContent") == "Back online: caught up with your route.")
+        wait(d).until(lambda d: "Back online: caught up with your route." in announced(d))
         # And live again afterwards.
         after = post(kim, f"After the drop {unique('r')}", r.near_start)
         card(d, after["body"])
@@ -521,10 +522,7 @@ def offline_across_a_restart(d, server, client, r, extra=None):
     before = f"Before the restart {unique('r')}"
     post(client(unique("hal")), before, r.bridge)
     card(d, before)
-    # Every announcement from here on (a later one replaces the status line's text).
-    d.execute_script("""window.announced = [];
-        new MutationObserver(() => { const t = document.getElementById("announcer").textContent; if (t) window.announced.push(t); })
-            .observe(document.getElementById("announcer"), {childList: true, characterData: true, subtree: true});""")
+    record_announcements(d)
     d.execute_cdp_cmd("Network.enable", {})
     offline = {"offline": True, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1}
     d.execute_cdp_cmd("Network.emulateNetworkConditions", offline)
@@ -540,11 +538,6 @@ def offline_across_a_restart(d, server, client, r, extra=None):
 
 def announcement(d):
     return d.find_element(By.ID, "announcer").get_attribute("textContent")
-
-
-def announced(d):
-    """What the page announced since offline_across_a_restart began."""
-    return d.execute_script("return window.announced")
 
 
 def test_the_page_catches_up_after_the_server_restarts(server, browser, client):

@@ -10,9 +10,9 @@ import Synchronization
 /// heartbeat `cluster_node.expires` does, on PostgreSQL's clock), as this node knows it. A room
 /// nobody holds, or whose holder's heartbeat ran out (the node died or lost the database), is
 /// claimed by the first node that needs it. The holder renews all its leases by moving its
-/// heartbeat every third of `leaseSeconds` (`renew`), one row whatever the number of rooms. A node that cannot renew stops counting a
-/// room as its own a quarter of a lease before the lease runs out, so two nodes never both act
-/// as the owner for long; and even then the room head's check (`RoomLogRows.append`) refuses the
+/// heartbeat every third of `leaseSeconds` (`renew`), one row whatever the number of rooms. A
+/// node that cannot renew stops counting a room as its own a quarter of a lease before the lease
+/// runs out, so two nodes never both act as the owner for long; and even then the room head's check (`RoomLogRows.append`) refuses the
 /// stale one's writes.
 public final class Ownership: RoomOwners {
     public struct Configuration: Sendable {
@@ -138,10 +138,7 @@ public final class Ownership: RoomOwners {
                 if !draining {
                 // A heartbeat that ran out (this node could not renew) is moved first: the lease
                 // taken must hold. Matches no row, and locks none, while the heartbeat holds.
-                try db.execute(sql: """
-                    UPDATE cluster_node SET seen = EXTRACT(EPOCH FROM clock_timestamp()), expires = EXTRACT(EPOCH FROM clock_timestamp()) + ?
-                    WHERE id = ? AND expires <= EXTRACT(EPOCH FROM clock_timestamp())
-                    """, arguments: [ttl, me])
+                try db.execute(sql: Self.moveHeartbeat + " AND expires <= EXTRACT(EPOCH FROM clock_timestamp())", arguments: [ttl, me])
                 try db.execute(sql: """
                     INSERT INTO cluster_lease (shard, node, expires) VALUES (?, ?, 0)
                     ON CONFLICT (shard) DO UPDATE SET node = EXCLUDED.node
@@ -183,6 +180,11 @@ public final class Ownership: RoomOwners {
         return entry
     }
 
+    /// Moves node `?2`'s heartbeat (its leases with it) to `?1` seconds from now.
+    private static let moveHeartbeat = """
+        UPDATE cluster_node SET seen = EXTRACT(EPOCH FROM clock_timestamp()), expires = EXTRACT(EPOCH FROM clock_timestamp()) + ? WHERE id = ?
+        """
+
     /// The lease's holder, its address and the seconds left on it (its node's heartbeat, on
     /// PostgreSQL's clock; a node forgotten has none left).
     private static func holder(of room: String, _ db: any SQLDatabase) throws -> (node: String, address: String?, remaining: Double)? {
@@ -200,10 +202,7 @@ public final class Ownership: RoomOwners {
         let asked = Self.now()
         do {
             let held: Set<String> = try await store.writeApart { db in
-                try db.execute(sql: """
-                    UPDATE cluster_node SET seen = EXTRACT(EPOCH FROM clock_timestamp()), expires = EXTRACT(EPOCH FROM clock_timestamp()) + ?
-                    WHERE id = ?
-                    """, arguments: [ttl, me])
+                try db.execute(sql: Self.moveHeartbeat, arguments: [ttl, me])
                 return Set(try db.fetchAll(sql: "SELECT shard FROM cluster_lease WHERE node = ?", arguments: [me]).map { $0["shard"] as String })
             }
             let until = asked + ttl - margin

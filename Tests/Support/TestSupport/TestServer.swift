@@ -26,7 +26,7 @@ public final class TestServer: @unchecked Sendable {
         config.host = "127.0.0.1"
         config.port = 0
         config.eventLoops = 2
-        config.dataDir = dataDir ?? NSTemporaryDirectory() + "hubbub-test-\(UUID().uuidString)"
+        config.dataDir = dataDir ?? TestDataDirectories.root + "/\(UUID().uuidString)"
         config.logLevel = "warning"
         config.domainSettings[AccountsDomain.kdfIterations] = 1000 // fast tests; the KDF itself is the same
         config.domainSettings[AccountsDomain.kdfMaxQueued] = 100_000 // tests sign many users up at once
@@ -55,6 +55,25 @@ public final class TestServer: @unchecked Sendable {
     }
 
     public func stop() { server.shutdown() }
+}
+
+/// Where test servers keep their data unless told otherwise: one directory per test process,
+/// removed as the process exits (a directory per server, left behind, filled CI's /tmp with
+/// thousands of databases). Directories of test processes that died without exiting are removed
+/// by the next one.
+public enum TestDataDirectories {
+    public static let root: String = {
+        let base = NSTemporaryDirectory() + "hubbub-tests"
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: base)) ?? [] {
+            if let pid = Int32(entry), pid != getpid(), kill(pid, 0) != 0 && errno == ESRCH {
+                try? FileManager.default.removeItem(atPath: base + "/" + entry)
+            }
+        }
+        let root = base + "/\(getpid())"
+        try? FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        atexit { try? FileManager.default.removeItem(atPath: TestDataDirectories.root) }
+        return root
+    }()
 }
 
 /// A clock tests set and move by hand (`TestServer(clock: fake.clock)`).

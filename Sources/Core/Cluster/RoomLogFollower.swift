@@ -26,6 +26,9 @@ public struct RoomLogFollower: Service {
 
     public func run() async throws {
         let notifications = Counter(label: "hubbub_room_notifications_total")
+        // Notifications of rooms nobody here watches: every node hears every room's, so this
+        // share is what notifications by room group could save (docs/plans/routes-shards.md).
+        let ignored = Counter(label: "hubbub_room_notifications_ignored_total")
         let lag = Timer(label: "hubbub_room_notification_lag_seconds")
         await cancelWhenGracefulShutdown {
             var delay = 0.1
@@ -43,7 +46,7 @@ public struct RoomLogFollower: Service {
                         for note in notes {
                             notifications.increment()
                             if note.at > 0 { lag.recordSeconds(max(0, Date().timeIntervalSince1970 - note.at)) }
-                            feed.notice(note)
+                            if !feed.notice(note) { ignored.increment() }
                         }
                     })
                 } catch {

@@ -122,9 +122,16 @@ public final class RoomFeed: Sendable {
     }
 
     /// What another node committed (a notification): its pushes are delivered if it carries them;
-    /// otherwise a room watched here that is behind them reads them from the log.
-    public func notice(_ note: RoomNotification) {
-        if !note.payloads.isEmpty { return deliver(note.pushes) }
+    /// otherwise a room watched here that is behind them reads them from the log. Returns whether
+    /// the room is watched here (every node hears every room's notifications; the others are
+    /// dropped before their pushes are made).
+    @discardableResult
+    public func notice(_ note: RoomNotification) -> Bool {
+        guard rooms.withLock({ $0[note.room] != nil }) else { return false }
+        if !note.payloads.isEmpty {
+            deliver(note.pushes)
+            return true
+        }
         let start = rooms.withLock { rooms -> Bool in
             guard var t = rooms[note.room] else { return false }
             if note.epoch != t.room.epoch || note.last > t.room.seq { t.known = (note.last, note.epoch) }
@@ -134,6 +141,7 @@ public final class RoomFeed: Sendable {
             return start
         }
         if start { catchUp(note.room) }
+        return true
     }
 
     /// Applies one push to a tracked room; returns whether the room is now behind the log.

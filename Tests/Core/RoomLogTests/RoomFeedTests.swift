@@ -214,6 +214,21 @@ final class RoomFeedTests: XCTestCase {
         XCTAssertEqual(source.log, [], "an untracked room's gap is not caught up")
     }
 
+    func testNotificationsOfUntrackedRoomsAreDroppedAndSaidSo() async {
+        let (feed, sink, source) = makeFeed()
+        let a = member(1)
+        subscribe(feed, sink, a, at: 0)
+        let carried = RoomNotification(pushes(1...2))!
+        XCTAssertTrue(feed.notice(carried), "a room watched here")
+        XCTAssertFalse(feed.notice(RoomNotification(pushes(1...2, room: "venue:other"))!), "nobody here watches it")
+        XCTAssertFalse(feed.notice(RoomNotification(room: "venue:else", epoch: "e", first: 1, last: 9, at: 1, payloads: [])),
+                       "nor this one, whose pushes did not fit")
+        XCTAssertEqual(trace(sink, a), ["reply", "1", "2"])
+        XCTAssertEqual(feed.size.rooms, 1)
+        await settle()
+        XCTAssertEqual(source.log, [], "nothing read for rooms nobody watches")
+    }
+
     func testPushDeliveredTwiceIsDeliveredOnce() async {
         let (feed, sink, source) = makeFeed()
         let a = member(1), b = member(2, loop: 3)

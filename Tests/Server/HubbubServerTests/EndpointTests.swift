@@ -149,9 +149,15 @@ final class EndpointTests: XCTestCase {
     }
 }
 
-/// Everything logged through it, as text (for checking what must never be logged).
-final class CapturedLog: LogHandler, @unchecked Sendable {
-    private let lines = Mutex<[String]>([])
+/// Everything logged through it, as text (for checking what must never be logged). A value, as
+/// swift-log's handlers are: each `Logger` copy has its own metadata (PostgresNIO sets a query's
+/// on its copy, from many threads at once; one shared dictionary crashed the PostgreSQL pass),
+/// while every copy writes to the same lines.
+struct CapturedLog: LogHandler {
+    private final class Lines: Sendable {
+        let lines = Mutex<[String]>([])
+    }
+    private let sink = Lines()
     var logLevel: Logger.Level = .trace
     var metadata: Logger.Metadata = [:]
     subscript(metadataKey key: String) -> Logger.Metadata.Value? {
@@ -160,7 +166,7 @@ final class CapturedLog: LogHandler, @unchecked Sendable {
     }
     func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String,
              function: String, line: UInt) {
-        lines.withLock { $0.append("\(level) \(message) \(metadata ?? [:])") }
+        sink.lines.withLock { $0.append("\(level) \(message) \(metadata ?? [:])") }
     }
-    var text: String { lines.withLock { $0.joined(separator: "\n") } }
+    var text: String { sink.lines.withLock { $0.joined(separator: "\n") } }
 }

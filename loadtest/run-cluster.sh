@@ -15,7 +15,8 @@
 # share the server cores here, so latency alone hides which node does the work; and
 # PostgreSQL's CPU seconds (its processes, ended ones included). PG_STATEMENTS=N: also its N
 # statements that took longest in all (pg_stat_statements: calls, total and mean milliseconds,
-# rows), to tell which writes the database's CPU goes to.
+# rows), to tell which writes the database's CPU goes to. And each node's room notifications:
+# heard, and ignored (of rooms nobody on the node watches).
 set -euo pipefail
 source "$(dirname "$0")/../scripts/lib.sh"
 [[ $# -ge 1 ]] || { sed -n 2,12p "$0"; exit 2; }
@@ -95,6 +96,20 @@ for i, s in enumerate(secs, 1):
 print(f"  nodes:  {sum(secs):8.1f} s")
 print(f"  PostgreSQL: {pg:6.1f} s  ({100 * pg / max(span, 1):.0f} % of one core)")
 PY
+    # Every node hears every room's notifications and drops those of rooms nobody on it watches:
+    # that share is what notifications by room group could save (docs/plans/routes-shards.md).
+    echo "room notifications heard (of rooms nobody on the node watches):"
+    for i in "${!URLS[@]}"; do
+        port=${URLS[$i]##*:}
+        if m=$(curl -fs -H "Authorization: Bearer $API_KEY" "http://127.0.0.1:$port/metrics" 2>/dev/null); then
+            heard=$(awk '$1 == "hubbub_room_notifications_total" {print $2}' <<< "$m")
+            ignored=$(awk '$1 == "hubbub_room_notifications_ignored_total" {print $2}' <<< "$m")
+            python3 -c "import sys; h, i = float(sys.argv[2] or 0), float(sys.argv[3] or 0); print(f'  node {sys.argv[1]}: {h:,.0f} heard, {i:,.0f} ignored ({100 * i / max(h, 1):.0f} %)')" \
+                "$((i + 1))" "${heard:-0}" "${ignored:-0}"
+        else
+            echo "  node $((i + 1)): no metrics (not running)"
+        fi
+    done
     if [[ -n "${PG_STATEMENTS:-}" ]]; then
         echo "PostgreSQL's $PG_STATEMENTS costliest statements (calls, total ms, mean ms, rows):"
         psql "$DB" -qAt -F ' | ' -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" \

@@ -105,17 +105,6 @@ public struct StagedRoom: Sendable {
         return staged
     }
 
-    /// The oldest `limit` pushes staged (or all, if fewer): a change of bounded size; the rest
-    /// wait, in order, for the next one.
-    public mutating func take(atMost limit: Int) -> [LoggedPush] {
-        guard limit < staged.count else { return take() }
-        defer { staged.removeFirst(limit) }
-        return Array(staged.prefix(limit))
-    }
-
-    /// How many pushes are staged and not yet taken.
-    public var stagedCount: Int { staged.count }
-
     /// Whether pushes are staged and not yet taken (a change forgot to take them).
     public var hasStaged: Bool { !staged.isEmpty }
 }

@@ -146,16 +146,10 @@ public final class RoomWriter: Sendable {
     /// type's steps and failure policy. Taking the pushes and queueing their write are two steps:
     /// callers on several threads (the corridors of a node) submit one at a time, or a room's
     /// later pushes may be queued before its earlier ones.
-    ///
-    /// With `atMost`, the change takes at most about that many staged pushes, the same share of
-    /// each room's (its oldest, at least one each), and leaves the rest staged for the next: an
-    /// owner of many rooms (the corridors of a node) so writes a burst in several changes, and a
-    /// room staged into meanwhile gets its push into the next change instead of waiting behind the
-    /// whole burst. A change with reservations takes every staged push.
-    public func submit<T: Sendable>(atMost limit: Int? = nil, _ rows: @escaping @Sendable (RoomRows) throws -> T,
+    public func submit<T: Sendable>(_ rows: @escaping @Sendable (RoomRows) throws -> T,
                                     completion: @escaping @Sendable (Result<T, RoomWriteFailure>) -> Void) {
         let (staged, rooms, reserved, generation) = state.withLock { s in
-            let (pushes, rooms, reserved) = s.take(atMost: limit)
+            let (pushes, rooms, reserved) = s.take()
             return (pushes, rooms, reserved, s.generation)
         }
         write(staged, rooms: rooms, reserved: reserved, stream: nil, generation: generation, rows, completion: completion)
@@ -283,27 +277,6 @@ public final class RoomWriter: Sendable {
             }
             // Each room's pushes are in seq order; the order of the rooms does not matter to the log.
             return (touched.compactMap { rooms[$0]?.staged.take() }.filter { !$0.isEmpty }, touched, reserved)
-        }
-
-        /// `take()`, or with `limit` about that many pushes: an equal share of each room's
-        /// oldest (at least one each); rooms with pushes left stay touched. A change with
-        /// reservations takes everything (a reserved push must follow every push staged before it).
-        mutating func take(atMost limit: Int?) -> ([[LoggedPush]], Set<String>, [Reservation]) {
-            guard let limit, reserved.isEmpty else { return take() }
-            let waiting = touched.reduce(0) { $0 + (rooms[$1]?.staged.stagedCount ?? 0) }
-            guard waiting > limit else { return take() }
-            let share = max(1, limit / max(1, touched.count))
-            var taken: [[LoggedPush]] = [], concerned: Set<String> = [], left: Set<String> = []
-            for room in touched {
-                guard let pushes = rooms[room]?.staged.take(atMost: share) else { continue }
-                if !pushes.isEmpty {
-                    taken.append(pushes)
-                    concerned.insert(room)
-                }
-                if rooms[room]?.staged.hasStaged == true { left.insert(room) }
-            }
-            touched = left
-            return (taken, concerned, [])
         }
 
         mutating func committed(_ pushes: [[LoggedPush]], generation: Int) {

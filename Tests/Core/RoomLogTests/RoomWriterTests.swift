@@ -187,47 +187,6 @@ final class RoomWriterTests: XCTestCase {
         }
     }
 
-    /// `submit(atMost:)`: a burst in one room goes in parts, each a share of every room's oldest
-    /// pushes, and a push staged in a quiet room between two parts goes with the next part, not
-    /// after the whole burst; every room's pushes arrive once, in order.
-    func testABoundedChangeTakesAShareOfEachRoomAndLeavesTheRestForTheNext() async throws {
-        let busy = "test:busy", quiet = "test:quiet"
-        let w = try await holding([busy, quiet])
-        let busyMember = ConnectionID(loop: 0, slot: 1, generation: 1), quietMember = ConnectionID(loop: 0, slot: 2, generation: 1)
-        for n in 1...10 { w.stage(FeedEvent.said, data: ["n": .int(n)], in: busy, at: 1000) }
-        w.stage(FeedEvent.said, data: ["n": 1], in: quiet, at: 1000)
-
-        func part() async throws -> Int {
-            let outcome: Result<Void, RoomWriteFailure> = await withCheckedContinuation { done in
-                w.submit(atMost: 4, { _ in }) { done.resume(returning: $0) }
-            }
-            try outcome.get()
-            return sink.pushes(busyMember).count
-        }
-        // Two rooms touched: a share of 2 each (the quiet room has 1).
-        var busySeen = try await part()
-        XCTAssertEqual(busySeen, 2)
-        XCTAssertEqual(sink.pushes(quietMember).count, 1)
-        XCTAssertTrue(w.hasStaged, "the burst's other 8 pushes wait for the next part")
-
-        w.stage(FeedEvent.said, data: ["n": 2], in: quiet, at: 1000)
-        busySeen = try await part()
-        XCTAssertEqual(busySeen, 4)
-        XCTAssertEqual(sink.pushes(quietMember).map { $0["data"]?["n"]?.int }, [1, 2], "the quiet room's push went with the next part")
-
-        // Only the busy room left: its share is the whole limit.
-        busySeen = try await part()
-        XCTAssertEqual(busySeen, 8)
-        busySeen = try await part()
-        XCTAssertEqual(busySeen, 10)
-        XCTAssertFalse(w.hasStaged)
-        XCTAssertEqual(sink.pushes(busyMember).map { $0["data"]?["n"]?.int }, (1...10).map { $0 }, "once each, in order")
-        let head = try XCTUnwrap(w.durableHead(of: busy))
-        let loggedSeqs = try await logged(busy, epoch: head.epoch)
-        XCTAssertEqual(loggedSeqs.count, 10)
-        XCTAssertEqual(loggedSeqs, loggedSeqs.sorted())
-    }
-
     func testAStreamNumbersItsPushesInsideTheTransaction() async throws {
         let w = try await holding([room])
         let head = try XCTUnwrap(w.durableHead(of: room))

@@ -73,17 +73,14 @@ final class CorridorHost: Sendable {
     /// The most shard entries a corridor loaded here replays to go on in its epoch
     /// (`routes.corridorReplayEntries`; 0: every load is a new epoch).
     let maxReplay: Int
-    /// The most pushes one write of the corridors' takes (`routes.maxPushesPerWrite`).
-    let maxPushesPerWrite: Int
     /// Corridors a failed write showed past their durable head (`RoomWriteFailure.renewEpoch`):
     /// their next load is a new epoch.
     private let renewing = Mutex<Set<String>>([])
 
     init(store: Store, feed: RoomFeed, directory: CorridorDirectory, shards: IntelShards, grid: GeoGrid, logger: Logger,
-         maxReplay: Int = 5_000, maxPushesPerWrite: Int = 2_000, holdsNow: @escaping @Sendable (String) -> Bool = { _ in true }) {
+         maxReplay: Int = 5_000, holdsNow: @escaping @Sendable (String) -> Bool = { _ in true }) {
         self.holdsNow = holdsNow
         self.maxReplay = maxReplay
-        self.maxPushesPerWrite = maxPushesPerWrite
         self.store = store
         self.feed = feed
         self.directory = directory
@@ -107,44 +104,29 @@ final class CorridorHost: Sendable {
         return true
     }
 
-    /// Writes what the corridors here staged, soon. One write at a time is in flight, of at most
-    /// `maxPushesPerWrite` pushes (`RoomWriter.submit(atMost:)`: a share of each corridor's); the
-    /// next takes what is staged once it is durable. So a provider's burst (tens of thousands of
-    /// pushes) goes out in parts, and a traveller's post elsewhere, staged meanwhile, rides in the
-    /// next part instead of waiting behind the whole burst, in the store's queue and then in the
-    /// event loops' (measured: README, "Several nodes").
+    /// Writes what the corridors here staged, soon: one flush at a time is scheduled, and it
+    /// takes whatever every corridor staged until it runs.
     private func flush() {
         let start = writing.withLock { w -> Bool in
             defer { w.flushing = true }
             return !w.flushing
         }
-        if start { Task { writeNext() } }
-    }
-
-    /// Hands the next part of the staged pushes to the store; once it is durable, the part after.
-    /// Ends (`flushing` false) when nothing is staged, checking again after letting go, so a push
-    /// staged as it stops is not left behind.
-    private func writeNext() {
-        while true {
-            let writer = writing.withLock { $0.writer }
-            // One part hands its pushes to the store at a time: `submit` takes the staged pushes,
-            // then queues their write, and two parts between those steps on two threads queued a
-            // room's later pushes before its earlier ones (its head check refused them, and every
-            // corridor here started afresh).
-            let submitted = submitting.withLock { _ -> Bool in
-                guard writer.hasStaged else { return false }
-                writer.submit(atMost: maxPushesPerWrite, { _ in }) { [weak self] outcome in
-                    guard let self else { return }
-                    if case .failure(let failure) = outcome { self.failed(writer, renew: failure.renewEpoch) }
-                    Task { self.writeNext() }
-                }
-                return true
+        guard start else { return }
+        Task {
+            let writer = writing.withLock { w -> RoomWriter in
+                w.flushing = false
+                return w.writer
             }
-            if submitted { return }
-            writing.withLock { $0.flushing = false }
-            // Staged after the check above, its `flush()` saw `flushing` still set and left it here.
-            let current = writing.withLock { $0.writer }
-            guard current.hasStaged, writing.withLock({ w -> Bool in defer { w.flushing = true }; return !w.flushing }) else { return }
+            // One flush hands its pushes to the store at a time: `submit` takes the staged pushes,
+            // then queues their write, and two flushes between those steps on two threads queued
+            // a room's later pushes before its earlier ones (its head check refused them, and
+            // every corridor here started afresh).
+            submitting.withLock { _ in
+                guard writer.hasStaged else { return }
+                writer.submit({ _ in }) { [weak self] outcome in
+                    if case .failure(let failure) = outcome { self?.failed(writer, renew: failure.renewEpoch) }
+                }
+            }
         }
     }
 

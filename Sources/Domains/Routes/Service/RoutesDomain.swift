@@ -35,8 +35,6 @@ public struct RoutesDomain: Domain {
                                                 help: "seconds between each node's look for corridors watched there whose owner node is gone (it takes them)")
     public static let corridorReplayEntries = Setting("routes.corridorReplayEntries", default: 5_000, range: 0...1_000_000,
                                                       help: "the most intel shard entries a corridor loaded on a node (it moved, or was retired) reads back to go on in its epoch from where its pushes stopped; beyond it it starts a new epoch and its watchers take a snapshot; 0: always, and pushes carry no position (nothing to write)")
-    public static let maxPushesPerWrite = Setting("routes.maxPushesPerWrite", default: 2_000, range: 1...1_000_000,
-                                                  help: "the most corridor pushes a node writes in one change: a provider's burst is written and sent in parts, and a traveller's post elsewhere goes out with the next part instead of after the whole burst")
     public static let shardDegrees = Setting("routes.shardDegrees", default: 0.05, range: 0.001...10.0,
                                              help: "the size of an intel shard's cell, in degrees of latitude (each shard's items are decided by one owner and written to one log)")
     public static let karmaPerItem = Setting("routes.karmaPerItem", default: 1, range: 0...1_000, help: "karma for sharing an item")
@@ -72,7 +70,7 @@ public struct RoutesDomain: Domain {
 
     public static var settings: [any AnySetting] {
         [intelTtlSeconds, defaultWidthMeters, maxWidthMeters, maxPathKm, retireAfterSeconds, sweepSeconds, karmaPerItem, karmaPerLike,
-         karmaPerLink, takeOverSeconds, corridorReplayEntries, maxPushesPerWrite, shardDegrees, maxQueryResults, maxQueryDegrees, maxProviderBodyBytes, maxProviderItems, maxTrackPoints, trackGapSeconds,
+         karmaPerLink, takeOverSeconds, corridorReplayEntries, shardDegrees, maxQueryResults, maxQueryDegrees, maxProviderBodyBytes, maxProviderItems, maxTrackPoints, trackGapSeconds,
          trackStartMeters, commentsShown, keepExpiredSeconds, keepCorridorSeconds, pruneSeconds]
     }
 
@@ -121,8 +119,7 @@ public struct RoutesDomain: Domain {
                        rooms: CorridorPublishing(feed: context.feed, directory: directory, logger: context.logger),
                        owners: LeaseCalls(capabilities: capabilities))
         host = CorridorHost(store: context.store, feed: context.feed, directory: directory, shards: intel.shards, grid: intel.grid,
-                            logger: context.logger, maxReplay: context.settings[Self.corridorReplayEntries],
-                            maxPushesPerWrite: context.settings[Self.maxPushesPerWrite]) { room in capabilities.resolve(LoggedRooms.self)?.holdsNow(room) ?? true }
+                            logger: context.logger, maxReplay: context.settings[Self.corridorReplayEntries]) { room in capabilities.resolve(LoggedRooms.self)?.holdsNow(room) ?? true }
         feed = context.feed
         sweepInterval = Double(context.settings[Self.sweepSeconds])
         takeOverInterval = Double(context.settings[Self.takeOverSeconds])

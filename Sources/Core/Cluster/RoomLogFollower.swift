@@ -39,10 +39,13 @@ public struct RoomLogFollower: Service {
                         let behind = await feed.catchUpAll()
                         if behind > 0 { logger.info("room log: caught up after (re)connecting", metadata: ["rooms": "\(behind)"]) }
                     }, received: { text in
-                        guard let notes = RoomNotification.all(in: text) else {
+                        // Notes of rooms nobody here watches are passed over unread.
+                        guard let (notes, skipped) = RoomNotification.all(in: text, wanted: feed.watches) else {
                             logger.warning("room log: a notification that is not one", metadata: ["text": "\(text.prefix(80))"])
                             return
                         }
+                        notifications.increment(by: Int64(skipped))
+                        ignored.increment(by: Int64(skipped))
                         for note in notes {
                             notifications.increment()
                             if note.at > 0 { lag.recordSeconds(max(0, Date().timeIntervalSince1970 - note.at)) }

@@ -121,6 +121,9 @@ public final class RoomFeed: Sendable {
         for room in gaps { catchUp(room) }
     }
 
+    /// Whether `room` is watched here (it has members, members about to join, or a follower).
+    public func watches(_ room: String) -> Bool { rooms.withLock { $0[room] != nil } }
+
     /// What another node committed (a notification): its pushes are delivered if it carries them;
     /// otherwise a room watched here that is behind them reads them from the log. Returns whether
     /// the room is watched here (every node hears every room's notifications; the others are

@@ -79,12 +79,25 @@ public struct RoomNotification: Sendable, Equatable {
 
     /// Every notification a NOTIFY's text holds, in order; nil if any part is not one.
     public static func all(in text: String) -> [RoomNotification]? {
-        var notes: [RoomNotification] = []
+        all(in: text) { _ in true }?.notes
+    }
+
+    /// The notifications of the rooms `wanted` keeps, in order, and how many others were passed
+    /// over unread (every node hears every room's notifications, most of them of rooms it does
+    /// not watch: 70 % in rush hour on three nodes); nil if a part read is not one, or a part
+    /// has no room.
+    public static func all(in text: String, wanted: (String) -> Bool) -> (notes: [RoomNotification], skipped: Int)? {
+        var notes: [RoomNotification] = [], skipped = 0
         for part in Array(text.utf8).split(separator: 0x1D, omittingEmptySubsequences: false) {
+            guard let tab = part.firstIndex(of: UInt8(ascii: "\t")) else { return nil }
+            guard wanted(String(decoding: part[..<tab], as: UTF8.self)) else {
+                skipped += 1
+                continue
+            }
             guard let note = RoomNotification(text: String(decoding: part, as: UTF8.self)) else { return nil }
             notes.append(note)
         }
-        return notes
+        return (notes, skipped)
     }
 
     /// The pushes carried, if any.

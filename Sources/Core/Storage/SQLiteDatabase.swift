@@ -17,8 +17,11 @@ final class SQLiteDatabase: SQLDatabase {
             try db.execute(sql: sql)
         } else {
             // One statement with arguments (a change's usual kind, run once per row, per room):
-            // prepared once per connection rather than parsed at every call.
-            try db.cachedStatement(sql: sql).execute(arguments: Self.arguments(arguments))
+            // prepared once per connection rather than parsed at every call, and its values bound
+            // through SQLite's C API. GRDB's `StatementArguments` maps the values through a key
+            // path it instantiates at run time on every call: 2 % of a node's CPU in rush hour
+            // for the key path alone, 5 % with the array it builds (perf, 2026-11-29).
+            try statement(sql).execute(arguments: arguments)
         }
     }
 
@@ -51,7 +54,9 @@ final class SQLiteDatabase: SQLDatabase {
         }
     }
 
-    func cachedStatement(sql: String) throws -> any SQLStatement {
+    func cachedStatement(sql: String) throws -> any SQLStatement { try statement(sql) }
+
+    private func statement(_ sql: String) throws -> SQLiteStatement {
         if let known = statements[sql] { return known }
         let made = SQLiteStatement(try db.cachedStatement(sql: sql), connection: db.sqliteConnection, sql: sql)
         statements[sql] = made
@@ -114,15 +119,36 @@ final class SQLiteStatement: SQLStatement {
     }
 
     func execute(arguments: SQLArguments) throws {
-        try statement.execute(arguments: SQLiteDatabase.arguments(arguments))
+        try step { binder in
+            for value in arguments.values {
+                switch value {
+                case .null: binder.integer(nil)
+                case .integer(let n): binder.integer(n)
+                case .real(let d): binder.double(d)
+                case .text(let t): binder.text(t)
+                case .blob(let b): binder.blob(b)
+                }
+            }
+        }
     }
 
     func run(_ bind: (inout any SQLBinder) -> Void) throws {
+        try step { binder in
+            var any: any SQLBinder = binder
+            bind(&any)
+        }
+    }
+
+    /// Binds the values (`bind`), runs the statement to its end (rows it returns are skipped, as
+    /// GRDB's `execute` does), and clears it for the next run.
+    private func step(_ bind: (inout Binder) -> Void) throws {
         let raw = statement.sqliteStatement
         sqlite3_reset(raw)
-        var binder: any SQLBinder = Binder(statement: raw)
+        sqlite3_clear_bindings(raw)
+        var binder = Binder(statement: raw)
         bind(&binder)
-        let code = sqlite3_step(raw)
+        var code = sqlite3_step(raw)
+        while code == SQLITE_ROW { code = sqlite3_step(raw) }
         let message = code == SQLITE_DONE ? "" : String(cString: sqlite3_errmsg(connection))
         sqlite3_reset(raw)
         guard code == SQLITE_DONE else { throw DatabaseError(resultCode: ResultCode(rawValue: code), message: message, sql: sql) }
@@ -152,6 +178,14 @@ final class SQLiteStatement: SQLStatement {
         mutating func integer(_ value: Int64?) {
             defer { index += 1 }
             if let value { sqlite3_bind_int64(statement, index, value) } else { sqlite3_bind_null(statement, index) }
+        }
+
+        mutating func blob(_ value: [UInt8]) {
+            defer { index += 1 }
+            // An empty blob is still a blob (a null pointer would bind NULL).
+            value.withUnsafeBytes { b in
+                _ = sqlite3_bind_blob(statement, index, b.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(b.count), Self.transient)
+            }
         }
     }
 }

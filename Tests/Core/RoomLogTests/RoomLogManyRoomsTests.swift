@@ -139,4 +139,22 @@ final class RoomNotificationPackingTests: XCTestCase {
         XCTAssertNil(RoomNotification.all(in: one.text + "\u{1D}not a note"))
         XCTAssertEqual(RoomNotification.packed([]), [])
     }
+
+    func testNotesOfRoomsNotWantedArePassedOverUnread() throws {
+        let notes = (0..<40).map { note("route:c\($0)", carrying: 100) }
+        let texts = RoomNotification.packed(notes)
+        var kept: [RoomNotification] = [], skipped = 0
+        for text in texts {
+            let read = try XCTUnwrap(RoomNotification.all(in: text) { $0.hasSuffix("5") })
+            kept += read.notes
+            skipped += read.skipped
+        }
+        XCTAssertEqual(kept, notes.filter { $0.room.hasSuffix("5") })
+        XCTAssertEqual(skipped, 36)
+        // A part passed over is not read, but one read must be a note; a part without a room is refused.
+        let one = note("venue:v1", carrying: 10)
+        XCTAssertEqual(RoomNotification.all(in: one.text + "\u{1D}route:x\tnot a note") { $0 == "venue:v1" }?.notes, [one])
+        XCTAssertNil(RoomNotification.all(in: one.text + "\u{1D}route:x\tnot a note") { _ in true })
+        XCTAssertNil(RoomNotification.all(in: one.text + "\u{1D}no room") { _ in false })
+    }
 }

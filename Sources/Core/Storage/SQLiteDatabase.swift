@@ -19,8 +19,10 @@ final class SQLiteDatabase: SQLDatabase {
             // One statement with arguments (a change's usual kind, run once per row, per room):
             // prepared once per connection rather than parsed at every call, and its values bound
             // through SQLite's C API. GRDB's `StatementArguments` maps the values through a key
-            // path it instantiates at run time on every call: 2 % of a node's CPU in rush hour
-            // for the key path alone, 5 % with the array it builds (perf, 2026-11-29).
+            // path it instantiates at run time on every call: in rush hour on one node (perf,
+            // 60 s, 2026-11-29) the room log's writes fell from 10.7 % to 6.7 % of the node's
+            // CPU with this, the binding itself 0.2 %. Queries still go through GRDB (it checks
+            // their arguments against the placeholders): 2 % left there.
             try statement(sql).execute(arguments: arguments)
         }
     }

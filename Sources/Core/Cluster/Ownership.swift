@@ -12,8 +12,8 @@ import Synchronization
 /// claimed by the first node that needs it. The holder renews all its leases by moving its
 /// heartbeat every third of `leaseSeconds` (`renew`), one row whatever the number of rooms. A
 /// node that cannot renew stops counting a room as its own a quarter of a lease before the lease
-/// runs out, so two nodes never both act as the owner for long; and even then the room head's check (`RoomLogRows.append`) refuses the
-/// stale one's writes.
+/// runs out, so two nodes never both act as the owner for long; and even then the room head's
+/// check (`RoomLogRows.append`) refuses the stale one's writes.
 public final class Ownership: RoomOwners {
     public struct Configuration: Sendable {
         /// How long a lease lasts without renewal: a dead node's rooms move after at most this.

@@ -26,8 +26,8 @@ public struct RoomLogFollower: Service {
 
     public func run() async throws {
         let notifications = Counter(label: "hubbub_room_notifications_total")
-        // Notifications of rooms nobody here watches: every node hears every room's, so this
-        // share is what notifications by room group could save (docs/plans/routes-shards.md).
+        // Notifications of rooms nobody here watches: every node hears every room's, and this
+        // share is what that costs a node (docs/plans/routes-shards.md, "Still to do").
         let ignored = Counter(label: "hubbub_room_notifications_ignored_total")
         let lag = Timer(label: "hubbub_room_notification_lag_seconds")
         await cancelWhenGracefulShutdown {

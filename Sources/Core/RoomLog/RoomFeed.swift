@@ -130,7 +130,7 @@ public final class RoomFeed: Sendable {
     /// dropped before their pushes are made).
     @discardableResult
     public func notice(_ note: RoomNotification) -> Bool {
-        guard rooms.withLock({ $0[note.room] != nil }) else { return false }
+        guard watches(note.room) else { return false }
         if !note.payloads.isEmpty {
             deliver(note.pushes)
             return true

@@ -121,17 +121,7 @@ final class SQLiteStatement: SQLStatement {
     }
 
     func execute(arguments: SQLArguments) throws {
-        try step { binder in
-            for value in arguments.values {
-                switch value {
-                case .null: binder.integer(nil)
-                case .integer(let n): binder.integer(n)
-                case .real(let d): binder.double(d)
-                case .text(let t): binder.text(t)
-                case .blob(let b): binder.blob(b)
-                }
-            }
-        }
+        try step { binder in for value in arguments.values { binder.value(value) } }
     }
 
     func run(_ bind: (inout any SQLBinder) -> Void) throws {
@@ -180,6 +170,16 @@ final class SQLiteStatement: SQLStatement {
         mutating func integer(_ value: Int64?) {
             defer { index += 1 }
             if let value { sqlite3_bind_int64(statement, index, value) } else { sqlite3_bind_null(statement, index) }
+        }
+
+        mutating func value(_ value: SQLValue) {
+            switch value {
+            case .null: integer(nil)
+            case .integer(let n): integer(n)
+            case .real(let d): double(d)
+            case .text(let t): text(t)
+            case .blob(let b): blob(b)
+            }
         }
 
         mutating func blob(_ value: [UInt8]) {

@@ -43,17 +43,15 @@ final class SQLiteDatabase: SQLDatabase {
         return first
     }
 
-    /// The query's rows, converted, while `take` says to go on.
+    /// The query's rows, converted, while `take` says to go on. Bound and read through SQLite's C
+    /// API on the transaction's prepared statement: GRDB's `StatementArguments`, its row cursor and
+    /// the column names read anew per call were 3-4 % of a node's CPU in rush hour (perf, 40 s,
+    /// 2026-11-30: the room log's `SELECT last FROM room_head` per room, per write). A statement
+    /// already stepping (a query run again from inside its own rows) gets a fresh one.
     private func rows(_ sql: String, _ arguments: SQLArguments, _ take: (SQLRow) throws -> Bool) throws {
-        let statement = try db.cachedStatement(sql: sql)
-        let columns = SQLColumns(statement.columnNames)
-        let cursor = try Row.fetchCursor(statement, arguments: Self.arguments(arguments))
-        while let row = try cursor.next() {
-            var values: [SQLValue] = []
-            values.reserveCapacity(columns.names.count)
-            for value in row.databaseValues { values.append(Self.value(value)) }
-            guard try take(SQLRow(columns: columns, values: values)) else { return }
-        }
+        let cached = try statement(sql)
+        let statement = cached.isBusy ? SQLiteStatement(try db.makeStatement(sql: sql), connection: db.sqliteConnection, sql: sql) : cached
+        try statement.query(arguments: arguments, take)
     }
 
     func cachedStatement(sql: String) throws -> any SQLStatement { try statement(sql) }
@@ -83,28 +81,6 @@ final class SQLiteDatabase: SQLDatabase {
         }
         return result!
     }
-
-    static func arguments(_ arguments: SQLArguments) -> StatementArguments {
-        StatementArguments(arguments.values.map { value -> DatabaseValue in
-            switch value {
-            case .null: return .null
-            case .integer(let n): return n.databaseValue
-            case .real(let d): return d.databaseValue
-            case .text(let s): return s.databaseValue
-            case .blob(let b): return Data(b).databaseValue
-            }
-        })
-    }
-
-    static func value(_ value: DatabaseValue) -> SQLValue {
-        switch value.storage {
-        case .null: return .null
-        case .int64(let n): return .integer(n)
-        case .double(let d): return .real(d)
-        case .string(let s): return .text(s)
-        case .blob(let data): return .blob(Array(data))
-        }
-    }
 }
 
 /// A GRDB statement run with bound values; `run` binds through SQLite's C API, with no array of
@@ -121,7 +97,71 @@ final class SQLiteStatement: SQLStatement {
     }
 
     func execute(arguments: SQLArguments) throws {
+        try checkCount(arguments)
         try step { binder in for value in arguments.values { binder.value(value) } }
+    }
+
+    /// The statement's columns, read once (a statement's columns never change).
+    private lazy var columns: SQLColumns = {
+        let raw = statement.sqliteStatement
+        return SQLColumns((0..<sqlite3_column_count(raw)).map { String(cString: sqlite3_column_name(raw, $0)) })
+    }()
+
+    /// Whether the statement is between its first step and its reset (its rows being read).
+    var isBusy: Bool { sqlite3_stmt_busy(statement.sqliteStatement) != 0 }
+
+    /// Binds `arguments`, and hands `take` each row while it says to go on; the statement is reset
+    /// after, whatever happens.
+    func query(arguments: SQLArguments, _ take: (SQLRow) throws -> Bool) throws {
+        try checkCount(arguments)
+        let raw = statement.sqliteStatement
+        sqlite3_reset(raw)
+        sqlite3_clear_bindings(raw)
+        defer { sqlite3_reset(raw) }
+        var binder = Binder(statement: raw)
+        for value in arguments.values { binder.value(value) }
+        let columns = self.columns, count = Int32(columns.names.count)
+        while true {
+            let code = sqlite3_step(raw)
+            guard code == SQLITE_ROW else {
+                guard code == SQLITE_DONE else {
+                    throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(connection)), sql: sql)
+                }
+                return
+            }
+            var values: [SQLValue] = []
+            values.reserveCapacity(Int(count))
+            for i in 0..<count { values.append(Self.column(raw, i)) }
+            guard try take(SQLRow(columns: columns, values: values)) else { return }
+        }
+    }
+
+    /// Column `i` of the current row, as SQLite stores it.
+    private static func column(_ raw: OpaquePointer?, _ i: Int32) -> SQLValue {
+        switch sqlite3_column_type(raw, i) {
+        case SQLITE_INTEGER: return .integer(sqlite3_column_int64(raw, i))
+        case SQLITE_FLOAT: return .real(sqlite3_column_double(raw, i))
+        case SQLITE_TEXT:
+            // The pointer first, then the length (SQLite's documented order).
+            guard let text = sqlite3_column_text(raw, i) else { return .text("") }
+            let n = Int(sqlite3_column_bytes(raw, i))
+            return .text(String(decoding: UnsafeBufferPointer(start: text, count: n), as: UTF8.self))
+        case SQLITE_BLOB:
+            let bytes = sqlite3_column_blob(raw, i)
+            let n = Int(sqlite3_column_bytes(raw, i))
+            guard let bytes, n > 0 else { return .blob([]) }
+            return .blob(Array(UnsafeRawBufferPointer(start: bytes, count: n)))
+        default: return .null
+        }
+    }
+
+    /// As GRDB checked: as many values as the statement has placeholders (SQLite would leave the
+    /// missing ones NULL and refuse the extra ones silently).
+    private func checkCount(_ arguments: SQLArguments) throws {
+        let wanted = Int(sqlite3_bind_parameter_count(statement.sqliteStatement))
+        guard arguments.values.count == wanted else {
+            throw DatabaseError(resultCode: .SQLITE_MISUSE, message: "\(arguments.values.count) values for \(wanted) placeholders", sql: sql)
+        }
     }
 
     func run(_ bind: (inout any SQLBinder) -> Void) throws {

@@ -421,7 +421,7 @@ final class CorridorHost: Sendable {
     private func replay(_ corridor: Corridor, from: CorridorPosition, to heads: [(String, RoomHead)]) async -> [CorridorStep]? {
         var wanted: [(shard: String, after: UInt64, head: RoomHead)] = [], total: UInt64 = 0
         for (shard, head) in heads {
-            guard let at = from.shards[shard], at.epoch == head.epoch, at.seq <= head.seq else { return nil }
+            guard let at = from[shard: shard], at.epoch == head.epoch, at.seq <= head.seq else { return nil }
             total += head.seq - at.seq
             if head.seq > at.seq { wanted.append((shard, at.seq, head)) }
         }

@@ -6,14 +6,46 @@ import RoomLog
 /// corridor loaded on another node, or again, goes on from exactly the pushes made
 /// (`CorridorHost.load`).
 struct CorridorPosition: Equatable, Sendable {
-    var shards: [String: RoomHead]
+    private(set) var shards: [String: RoomHead]
+    /// `shards`' names, sorted: `text` is made at every step of every corridor (a post near a hub
+    /// reaches hundreds), and sorting the names and interpolating each part there cost 2.8 % of a
+    /// node's CPU in rush hour (perf, 2026-11-30).
+    private var order: [String]
 
-    init(_ shards: [String: RoomHead] = [:]) { self.shards = shards }
+    init(_ shards: [String: RoomHead] = [:]) {
+        self.shards = shards
+        order = shards.keys.sorted()
+    }
+
+    /// Where the corridor stands in `shard`'s log.
+    subscript(shard shard: String) -> RoomHead? {
+        get { shards[shard] }
+        set {
+            guard let newValue else {
+                if shards.removeValue(forKey: shard) != nil { order.removeAll { $0 == shard } }
+                return
+            }
+            if shards.updateValue(newValue, forKey: shard) == nil {
+                order.insert(shard, at: order.firstIndex { $0 > shard } ?? order.endIndex)
+            }
+        }
+    }
 
     /// As stored: `<shard> <epoch> <seq>` per shard, sorted, separated by `;` (shard names and
     /// epochs hold none of ` ;`).
     var text: String {
-        shards.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value.epoch) \($0.value.seq)" }.joined(separator: ";")
+        var out = ""
+        out.reserveCapacity(order.count * 40)
+        for name in order {
+            guard let head = shards[name] else { continue }
+            if !out.isEmpty { out += ";" }
+            out += name
+            out += " "
+            out += head.epoch
+            out += " "
+            out += String(head.seq)
+        }
+        return out
     }
 
     /// The position `text` wrote; nil for anything else (a position of another kind, or damaged).
@@ -24,6 +56,6 @@ struct CorridorPosition: Equatable, Sendable {
             guard fields.count == 3, let seq = UInt64(fields[2]) else { return nil }
             shards[String(fields[0])] = RoomHead(seq: seq, epoch: String(fields[1]))
         }
-        self.shards = shards
+        self.init(shards)
     }
 }

@@ -139,7 +139,7 @@ public enum RoomLogRows {
         // The first row reads its `prev` from the head inside its own insert, and the head's update
         // is the fence (it moves only a head still at `expected`): two statements a room where a
         // read of the head before them made three (that read was 3 % of a node's CPU in rush hour,
-        // perf with DWARF stacks, 2026-11-30). A fenced head undoes the rows with the savepoint.
+        // perf with DWARF stacks, 2026-11-29). A fenced head undoes the rows with the savepoint.
         var previous: Int64?
         for push in pushes {
             let values: [SQLValue] = [.text(room), .integer(Int64(push.seq)), .real(push.at), .blob(push.message.payload),

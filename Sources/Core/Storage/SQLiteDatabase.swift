@@ -46,7 +46,7 @@ final class SQLiteDatabase: SQLDatabase {
     /// The query's rows, converted, while `take` says to go on. Bound and read through SQLite's C
     /// API on the transaction's prepared statement: GRDB's `StatementArguments`, its row cursor and
     /// the column names read anew per call were 3-4 % of a node's CPU in rush hour (perf, 40 s,
-    /// 2026-11-30: the room log's `SELECT last FROM room_head` per room, per write). A statement
+    /// 2026-11-29: the room log's `SELECT last FROM room_head` per room, per write). A statement
     /// already stepping (a query run again from inside its own rows) gets a fresh one.
     private func rows(_ sql: String, _ arguments: SQLArguments, _ take: (SQLRow) throws -> Bool) throws {
         let cached = try statement(sql)

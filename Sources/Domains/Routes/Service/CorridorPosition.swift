@@ -9,7 +9,7 @@ struct CorridorPosition: Equatable, Sendable {
     private(set) var shards: [String: RoomHead]
     /// `shards`' names, sorted: `text` is made at every step of every corridor (a post near a hub
     /// reaches hundreds), and sorting the names and interpolating each part there cost 2.8 % of a
-    /// node's CPU in rush hour (perf, 2026-11-30).
+    /// node's CPU in rush hour (perf, 2026-11-29).
     private var order: [String]
 
     init(_ shards: [String: RoomHead] = [:]) {

@@ -120,6 +120,7 @@ final class SQLiteStatement: SQLStatement {
         defer { sqlite3_reset(raw) }
         var binder = Binder(statement: raw)
         for value in arguments.values { binder.value(value) }
+        try binder.check(connection, sql: sql)
         let columns = self.columns, count = Int32(columns.names.count)
         while true {
             let code = sqlite3_step(raw)
@@ -168,6 +169,7 @@ final class SQLiteStatement: SQLStatement {
         try step { binder in
             var any: any SQLBinder = binder
             bind(&any)
+            binder = any as! Binder // its failure, if a value was refused
         }
     }
 
@@ -179,6 +181,7 @@ final class SQLiteStatement: SQLStatement {
         sqlite3_clear_bindings(raw)
         var binder = Binder(statement: raw)
         bind(&binder)
+        try binder.check(connection, sql: sql)
         var code = sqlite3_step(raw)
         while code == SQLITE_ROW { code = sqlite3_step(raw) }
         let message = code == SQLITE_DONE ? "" : String(cString: sqlite3_errmsg(connection))
@@ -190,26 +193,44 @@ final class SQLiteStatement: SQLStatement {
     struct Binder: SQLBinder {
         let statement: OpaquePointer?
         var index: Int32 = 1
+        /// The first refusal (a value over SQLite's length limit, no memory), as GRDB threw it.
+        private var failure = SQLITE_OK
+
+        init(statement: OpaquePointer?) { self.statement = statement }
+
+        private mutating func note(_ code: Int32) {
+            if code != SQLITE_OK && failure == SQLITE_OK { failure = code }
+        }
+
+        /// Throws the first refusal, with the statement reset.
+        func check(_ connection: OpaquePointer?, sql: String) throws {
+            guard failure != SQLITE_OK else { return }
+            let message = String(cString: sqlite3_errmsg(connection))
+            sqlite3_reset(statement)
+            throw DatabaseError(resultCode: ResultCode(rawValue: failure), message: message, sql: sql)
+        }
 
         /// SQLite copies each bound value (the Swift string's storage may move).
         static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
         mutating func text(_ value: String?) {
             defer { index += 1 }
-            guard var value else { sqlite3_bind_null(statement, index); return }
-            value.withUTF8 { u in
-                _ = u.withMemoryRebound(to: CChar.self) { sqlite3_bind_text(statement, index, $0.baseAddress, Int32(u.count), Self.transient) }
+            guard var value else { note(sqlite3_bind_null(statement, index)); return }
+            // Clamped, not trapped: past 2 GiB the length is over SQLite's limit, which refuses it.
+            let code = value.withUTF8 { u in
+                u.withMemoryRebound(to: CChar.self) { sqlite3_bind_text(statement, index, $0.baseAddress, Int32(clamping: u.count), Self.transient) }
             }
+            note(code)
         }
 
         mutating func double(_ value: Double?) {
             defer { index += 1 }
-            if let value { sqlite3_bind_double(statement, index, value) } else { sqlite3_bind_null(statement, index) }
+            note(value.map { sqlite3_bind_double(statement, index, $0) } ?? sqlite3_bind_null(statement, index))
         }
 
         mutating func integer(_ value: Int64?) {
             defer { index += 1 }
-            if let value { sqlite3_bind_int64(statement, index, value) } else { sqlite3_bind_null(statement, index) }
+            note(value.map { sqlite3_bind_int64(statement, index, $0) } ?? sqlite3_bind_null(statement, index))
         }
 
         mutating func value(_ value: SQLValue) {
@@ -225,9 +246,9 @@ final class SQLiteStatement: SQLStatement {
         mutating func blob(_ value: [UInt8]) {
             defer { index += 1 }
             // An empty blob is still a blob (a null pointer would bind NULL).
-            value.withUnsafeBytes { b in
-                _ = sqlite3_bind_blob(statement, index, b.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(b.count), Self.transient)
-            }
+            note(value.withUnsafeBytes { b in
+                sqlite3_bind_blob(statement, index, b.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(clamping: b.count), Self.transient)
+            })
         }
     }
 }

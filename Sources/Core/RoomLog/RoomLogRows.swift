@@ -98,7 +98,7 @@ public enum RoomLogRows {
                 arguments.reserveCapacity(chunk.count * 5)
                 for push in chunk {
                     arguments += [.text(push.room), .integer(Int64(push.seq)), .real(push.at), .blob(push.message.payload),
-                                  translatedColumn(push)?.sqlValue ?? .null]
+                                  translatedColumn(push)]
                 }
                 let values = Array(repeating: "(?, ?, ?, ?, ?)", count: chunk.count).joined(separator: ", ")
                 try db.execute(sql: "INSERT INTO room_log (room, seq, at, payload, translated) VALUES \(values)", arguments: SQLArguments(arguments))
@@ -142,8 +142,7 @@ public enum RoomLogRows {
         // perf with DWARF stacks, 2026-11-29). A fenced head undoes the rows with the savepoint.
         var previous: Int64?
         for push in pushes {
-            let values: [SQLValue] = [.text(room), .integer(Int64(push.seq)), .real(push.at), .blob(push.message.payload),
-                                      translatedColumn(push).map { .blob(Array($0)) } ?? .null]
+            let values: [SQLValue] = [.text(room), .integer(Int64(push.seq)), .real(push.at), .blob(push.message.payload), translatedColumn(push)]
             if let before = previous {
                 previous = try db.insert(sql: "INSERT INTO room_log (room, seq, at, payload, translated, prev) VALUES (?, ?, ?, ?, ?, ?)",
                                          arguments: SQLArguments(values + [.integer(before)]), returning: "id")
@@ -160,8 +159,9 @@ public enum RoomLogRows {
         guard moved == 1 else { throw RoomLogError.fenced(room: room, expected: expected) }
     }
 
-    private static func translatedColumn(_ push: LoggedPush) -> Data? {
-        push.translated.isEmpty ? nil : Data(encode(push.translated))
+    /// `room_log.translated`: the push's versions in other languages, or NULL when it has none.
+    private static func translatedColumn(_ push: LoggedPush) -> SQLValue {
+        push.translated.isEmpty ? .null : .blob(encode(push.translated))
     }
 
     /// Tells the other nodes of `pushes` (one room's, in seq order) once (and only if) the current

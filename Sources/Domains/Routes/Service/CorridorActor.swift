@@ -98,7 +98,7 @@ actor CorridorActor {
         writer.adopt(room, head: head)
         if var replayed = replay?.from {
             for step in replay?.steps ?? [] {
-                replayed[shard: step.shard] = step.at
+                replayed.move(step.shard, to: step.at)
                 guard !step.actions.isEmpty else { continue }
                 let text = replayed.text
                 for action in step.actions { Self.stage(action, added: true, corridor: corridor, room: room, writer: writer, position: text, at: now) }
@@ -148,7 +148,7 @@ actor CorridorActor {
         guard writer.holds(room), current(self) else { return }
         let now = Date().timeIntervalSince1970
         for step in batch {
-            position[shard: step.shard] = step.at
+            position.move(step.shard, to: step.at)
             let text = keepsPosition ? position.text : nil
             for action in step.actions {
                 var added = false

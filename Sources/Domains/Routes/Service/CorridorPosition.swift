@@ -18,16 +18,12 @@ struct CorridorPosition: Equatable, Sendable {
     }
 
     /// Where the corridor stands in `shard`'s log.
-    subscript(shard shard: String) -> RoomHead? {
-        get { shards[shard] }
-        set {
-            guard let newValue else {
-                if shards.removeValue(forKey: shard) != nil { order.removeAll { $0 == shard } }
-                return
-            }
-            if shards.updateValue(newValue, forKey: shard) == nil {
-                order.insert(shard, at: order.firstIndex { $0 > shard } ?? order.endIndex)
-            }
+    subscript(shard shard: String) -> RoomHead? { shards[shard] }
+
+    /// The corridor has taken `shard`'s log up to `head`.
+    mutating func move(_ shard: String, to head: RoomHead) {
+        if shards.updateValue(head, forKey: shard) == nil {
+            order.insert(shard, at: order.firstIndex { $0 > shard } ?? order.endIndex)
         }
     }
 

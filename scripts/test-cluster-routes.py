@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Three hubbub processes on one PostgreSQL: kill -9 of the owner of the intel shards during a
-provider burst. Nothing acknowledged may be lost, nothing pushed twice, and every corridor A held
-goes on in its epoch on the node that takes it: a watcher resuming with since misses nothing.
+provider burst. Nothing acknowledged may be lost, nothing pushed twice; watchers on B and C go on
+untouched in their nodes' epochs, and A's watchers, back on another node with since, take a
+snapshot (each node makes its own corridors: `route:` rooms are never written) missing nothing.
 
 Setup: nodes A, B, C (`--database URL --cluster-lease-seconds 3`). A provider's first batch is
 posted to A, with an item in each cell of a grid over the area, so A owns every shard. Watchers
@@ -12,7 +13,7 @@ Storm: a provider posts batches of BATCH items at random places to B and C in tu
 ask A for each shard's part), travellers post through every node, and likers like what was
 posted. After 1.5 s, A is killed with SIGKILL. The storm runs on for STORM_S seconds: the shards'
 leases run out, B and C take them (an op or a batch for a shard claims it; the expiry's look
-claims the rest), and the corridors A held are taken by the nodes watching them. A request that
+claims the rest); A's watchers reconnect to B or C, which load their corridors. A request that
 fails for want of its node (`unavailable`, no reply, a dropped connection) is retried, on the next
 node when the connection broke: a provider's draft answered `unavailable` is sent again.
 
@@ -20,11 +21,12 @@ Checks, once the storm is over and the nodes have settled:
   - every acknowledged item (a provider's id, a traveller's reply) and every acknowledged like is
     in the store, once (read with psql);
   - no watcher saw a gap or a repeat in seq within an epoch, nor an item added twice in an epoch;
-  - every watcher that resumed with since recovered (its corridor went on in its epoch: the
-    position its pushes carry; see docs/architecture.md), none took a snapshot;
+  - the watchers on B and C never resubscribed (no snapshot, no recovery: one epoch throughout);
+    those on A resumed with since and took a snapshot (a new node, a new epoch), which listed
+    every acknowledged item well inside the band;
   - after the storm, an item posted at the middle of each corridor reaches every watcher of it;
-  - every watcher converges on its room's head on every live node;
-  - a fresh subscribe on a live node lists every acknowledged item well inside the corridor.
+  - every watcher converges on its room's head on its node; no node holds a `route:` lease;
+  - a fresh subscribe on every live node lists every acknowledged item well inside the corridor.
 Usage: test-cluster-routes.py HB_BIN POSTGRES_URL
 """
 import json
@@ -88,14 +90,29 @@ def psql(sql):
     return [line for line in out.splitlines() if line]
 
 
+ACKED = {"items": {}}  # the run's acknowledged items (main's `acked` once the storm starts)
+
+
+def acknowledged():
+    """The items acknowledged so far (read while the storm's threads add to them)."""
+    for _ in range(100):
+        try:
+            return list(ACKED["items"])
+        except RuntimeError:  # changed size while copied
+            continue
+    return []
+
+
 class CorridorWatcher(Watcher):
     """Watches one corridor; an item added twice in one epoch is a violation too."""
 
     def __init__(self, name, node_index, corridor):
         super().__init__(name, node_index, signup=True)
+        self.first_node = node_index
         (a, b) = corridor
         self.corridor = corridor
         self.added = set()  # (epoch, item) seen added
+        self.shown = []  # the items of each snapshot after a resubscribe, with the items acknowledged before it
         r = self.call("route.subscribe", **{"from": {"lat": a[0], "lon": a[1]}, "to": {"lat": b[0], "lon": b[1]}, "widthMeters": WIDTH_M})
         assert r.get("ok"), r
         self.room = r["result"]["room"]
@@ -107,6 +124,11 @@ class CorridorWatcher(Watcher):
             if key in self.added:
                 self.violations.append(f"{key[1]} added twice in epoch {key[0]}")
             self.added.add(key)
+
+    def joined(self, r, since=None):
+        super().joined(r, since)
+        if since and not r["result"].get("recovered"):
+            self.shown.append(({x["id"] for x in r["result"]["snapshot"]["items"]}, acknowledged()))
 
     def heard(self, item):
         with self.cond:
@@ -190,6 +212,7 @@ def main():
         status, first = post_batch(nodes[0], grid)
         check(status == 200 and len(first["ids"]) == 16, f"a provider's first batch on A ({status})")
         acked = {"items": {i: None for i in first["ids"]}, "likes": set(), "errors": [], "provider_batches": 1}
+        ACKED["items"] = acked["items"]
         watchers = [CorridorWatcher(f"watcher{k}", k % 3, CORRIDORS[k % 3]) for k in range(6)]
         posters = [Client(f"poster{k}", k % 3, signup=True) for k in range(3)]
         likers = [Client(f"liker{k}", (k + 1) % 3, signup=True) for k in range(3)]
@@ -239,39 +262,57 @@ def main():
         missing = [x for x in acked["likes"] if x not in likes]
         check(not missing, f"every acknowledged like is stored ({len(acked['likes'])} likes; lost: {missing[:5]})")
 
-        # Converged: each watcher at its room's head, as a fresh subscribe on every live node says.
+        # Converged: each watcher at its room's head, as a fresh subscribe on its node says (each
+        # node makes its own corridors, in its own epoch); every live node's snapshot is kept.
+        def fresh(node_index, corridor):
+            a, b = corridor
+            c = Client("observer", node_index, signup=True)
+            try:
+                r = c.call("route.subscribe", **{"from": {"lat": a[0], "lon": a[1]}, "to": {"lat": b[0], "lon": b[1]}, "widthMeters": WIDTH_M})
+            finally:
+                c.ws.close()
+            return r["result"] if r.get("ok") else None
+
         deadline = time.time() + 20
         while time.time() < deadline:
             for w in watchers:
                 w.keep_up()
-            heads = {}
-            for n in live():
-                c = Client("observer", nodes.index(n), signup=True)
-                for corridor in CORRIDORS:
-                    a, b = corridor
-                    r = c.call("route.subscribe", **{"from": {"lat": a[0], "lon": a[1]}, "to": {"lat": b[0], "lon": b[1]}, "widthMeters": WIDTH_M})
-                    if r.get("ok"):
-                        heads.setdefault(corridor, set()).add((r["result"]["seq"], r["result"]["epoch"]))
-                        heads.setdefault(("items", corridor), r["result"]["items"])
-                c.ws.close()
-            if all(len(heads.get(w.corridor, ())) == 1 and (w.seq, w.epoch) in heads[w.corridor] for w in watchers):
+            heads = {w.name: fresh(w.node_index, w.corridor) for w in watchers}
+            if all(h and (w.seq, w.epoch) == (h["seq"], h["epoch"]) for w in watchers for h in [heads[w.name]]):
                 break
             time.sleep(0.5)
         for w in watchers:
             with w.cond:
                 w.absorb()
-            check((w.seq, w.epoch) in heads.get(w.corridor, ()) and len(heads[w.corridor]) == 1,
-                  f"{w.name} converged on its room's head ({w.seq}, {w.epoch}; live nodes say {heads.get(w.corridor)})")
+            h = heads.get(w.name) or {}
+            check((w.seq, w.epoch) == (h.get("seq"), h.get("epoch")),
+                  f"{w.name} converged on its room's head on node {w.node_index} ({w.seq}, {w.epoch}; the node says {h.get('seq')}, {h.get('epoch')})")
             check(not w.violations, f"{w.name} saw no gap, repeat or item added twice ({w.violations[:3]})")
-            check(w.snapshots == 0, f"{w.name} resumed {w.recoveries} time(s) with since and recovered, never took a snapshot ({w.snapshots})")
-        # A fresh snapshot lists every acknowledged item well inside the band (not near its edge).
+            if w.first_node == 0:
+                check(w.snapshots >= 1 and w.recoveries == 0,
+                      f"{w.name} (on A) resumed with since on another node and took a snapshot ({w.snapshots} snapshots, {w.recoveries} recoveries)")
+            else:
+                check(w.snapshots == 0 and w.recoveries == 0 and w.reconnects == 0,
+                      f"{w.name} (on {'BC'[w.first_node - 1]}) went on untouched ({w.reconnects} reconnects, {w.snapshots} snapshots)")
+        check(psql("SELECT count(*) FROM cluster_lease WHERE shard LIKE 'route:%'") == ["0"], "no node holds a corridor's lease")
+        # Every snapshot (a fresh one on every live node, and each A watcher's after its resubscribe)
+        # lists every item acknowledged before it well inside the band (not near its edge).
         points = {row.split("|")[0]: (float(row.split("|")[1]), float(row.split("|")[2]))
                   for row in psql("SELECT id, lat, lon FROM intel_item")}
-        for corridor in CORRIDORS:
-            listed = {item["id"] for item in heads.get(("items", corridor), [])}
-            inside = [i for i in acked["items"] if i in points and off_line(points[i], *corridor) < WIDTH_M / 2 - 60]
-            missed = [i for i in inside if i not in listed]
-            check(not missed, f"corridor {corridor}: a fresh snapshot lists all {len(inside)} acknowledged items inside it (missed {missed[:5]})")
+
+        def inside(items, corridor):
+            return [i for i in items if i in points and off_line(points[i], *corridor) < WIDTH_M / 2 - 60]
+
+        for n in live():
+            for corridor in CORRIDORS:
+                listed = {item["id"] for item in (fresh(nodes.index(n), corridor) or {}).get("items", [])}
+                want = inside(acked["items"], corridor)
+                missed = [i for i in want if i not in listed]
+                check(not missed, f"corridor {corridor} on node {nodes.index(n)}: a fresh snapshot lists all {len(want)} acknowledged items inside it (missed {missed[:5]})")
+        for w in watchers:
+            for listed, before in w.shown:
+                missed = [i for i in inside(before, w.corridor) if i not in listed]
+                check(not missed, f"{w.name}: its snapshot after resubscribing lists every item acknowledged before it (missed {missed[:5]})")
         print(f"routes cluster: {len(acked['items'])} items and {len(acked['likes'])} likes acknowledged across a kill -9 "
               f"({acked['provider_batches']} provider batches); "
               f"{sum(c.reconnects for c in watchers + posters + likers)} reconnects, "

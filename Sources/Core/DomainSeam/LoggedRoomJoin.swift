@@ -2,10 +2,10 @@ import Realtime
 import RoomLog
 import WebSocket
 
-/// Subscriptions to logged rooms (the core's `subscribe`, and `LoggedRooms.join` for a domain op
-/// that subscribes its caller itself): with `since`, recovery from this node's feed or the log, on
-/// any node; otherwise (or if that is gone) a snapshot from the room's owner, here or forwarded,
-/// and the feed from that snapshot's head on.
+/// Subscriptions to rooms (the core's `subscribe`, and `LoggedRooms.join` for a domain op that
+/// subscribes its caller itself): with `since`, recovery from this node's feed or the log, on any
+/// node (a local room: this node's feed only); otherwise (or if that is gone) a snapshot from the
+/// room's owner, here or forwarded (a local room: here), and the feed from that snapshot's head on.
 public struct LoggedRoomJoin: LoggedRooms {
     let logged: [String: any RoomDirectory]
     let feed: RoomFeed
@@ -26,14 +26,19 @@ public struct LoggedRoomJoin: LoggedRooms {
         if let since {
             // The owner hears of it first: it may start pushing to the room again, in a new epoch
             // if it had stopped (so the resume below gives way to a snapshot).
-            if d.ownerHearsResumes {
+            let local = d.placement == .local
+            if local {
+                // The room is made here: loaded now if it was not (in a new epoch, so the resume
+                // below gives way to a snapshot).
+                try await d.resumed(room.id)
+            } else if d.ownerHearsResumes {
                 try await onOwner(room) { peer throws(ProtocolError) in
                     try await peer.resumed(room: room.name)
                 } here: { () throws(ProtocolError) in
                     try await d.resumed(room.id)
                 }
             }
-            if await feed.resume(member, room: room.name, since: since, reply: { head in
+            if await feed.resume(member, room: room.name, since: since, readsLog: !local, reply: { head in
                 reply.success(["room": .string(room.name), "seq": .int(Int(head.seq)), "epoch": .string(head.epoch), "recovered": .bool(true)])
             }) {
                 return
@@ -91,11 +96,12 @@ public struct LoggedRoomJoin: LoggedRooms {
 
     private func subscribeFromSnapshot(_ room: RoomName, _ d: any RoomDirectory, user: String, member: ConnectionID, reply: Replier,
                                        view: JSON, answer: @escaping @Sendable (RoomSnapshot) -> JSON) async throws(ProtocolError) {
-        let snapshot = try await onOwner(room) { peer throws(ProtocolError) in
-            try await peer.snapshot(room: room.name, for: user, view: view)
-        } here: { () throws(ProtocolError) in
-            try await d.snapshot(room.id, for: user, view: view)
-        }
+        let snapshot = d.placement == .local ? try await d.snapshot(room.id, for: user, view: view)
+            : try await onOwner(room) { peer throws(ProtocolError) in
+                try await peer.snapshot(room: room.name, for: user, view: view)
+            } here: { () throws(ProtocolError) in
+                try await d.snapshot(room.id, for: user, view: view)
+            }
         let text = answer(snapshot)
         feed.subscribe(member, room: room.name, at: snapshot.head, mark: snapshot.mark) { reply.success(text) }
     }

@@ -2,14 +2,17 @@ import Realtime
 import RoomLog
 import WebSocket
 
-/// The rooms of one prefix (`venue`, `route`, `user`, `event`), every one on the room log: their
-/// owner writes their pushes through a `RoomWriter`, the core subscribes members to the node's
-/// `RoomFeed` itself (`subscribe`, recovery, `unsubscribe`, leave-on-close), and asks the
-/// directory only for a snapshot (on the room's owner node, forwarded there from the others) and
-/// whether a user may watch.
+/// The rooms of one prefix (`venue`, `route`, `user`, `event`), each placed as `placement` says:
+/// on the room log (their owner writes their pushes through a `RoomWriter`) or made on each node
+/// that watches them (`LocalRoom`). The core subscribes members to the node's `RoomFeed` itself
+/// (`subscribe`, recovery, `unsubscribe`, leave-on-close), and asks the directory only for a
+/// snapshot (on the room's owner node, forwarded there from the others, or here for a local room)
+/// and whether a user may watch.
 public protocol RoomDirectory: Sendable {
     /// The prefix before the colon of the room's name (`venue` for `venue:v12`).
     var prefix: String { get }
+    /// Where the rooms live (`leased` unless a domain says otherwise).
+    var placement: RoomPlacement { get }
     /// The room as it is now and the head of its log at that point (pushes staged included), after
     /// checking that `user` may subscribe (`forbidden` or `not_found` otherwise).
     func snapshot(_ id: String, for user: String) async throws(ProtocolError) -> RoomSnapshot
@@ -37,7 +40,22 @@ public protocol RoomDirectory: Sendable {
     var source: (any RoomLogSource)? { get }
 }
 
+/// Where a prefix's rooms live.
+public enum RoomPlacement: Sendable {
+    /// One owner at a time, under a lease (several nodes), writing every push to the room log
+    /// before it is delivered: `seq` and `epoch` are the same on every node and survive restarts,
+    /// and `since` recovers from the log on any node.
+    case leased
+    /// Made on every node that has members, each its own copy, from logs that are durable already
+    /// (a corridor's pushes, from its intel shards' logs): no lease, no write, no notification.
+    /// Its epoch is new at each load on each node; `since` recovers from that node's history
+    /// within the load, and anything else is answered with a snapshot. `lease(of:)`,
+    /// `ownerHearsResumes` and `source` do not apply; `resumed` runs on the member's node.
+    case local
+}
+
 extension RoomDirectory {
+    public var placement: RoomPlacement { .leased }
     public func snapshot(_ id: String, for user: String, view: JSON) async throws(ProtocolError) -> RoomSnapshot {
         try await snapshot(id, for: user)
     }

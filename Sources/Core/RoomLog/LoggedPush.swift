@@ -15,11 +15,6 @@ public struct LoggedPush: Sendable {
     public let message: OutboundMessage
     /// The same push for readers of other languages, by language tag.
     public let translated: [String: OutboundMessage]
-    /// For a room whose pushes are made from other logs (a corridor's, from its intel shards'):
-    /// where its reading of them stands once this push is made, an opaque text written with the
-    /// room's head in the push's transaction (`RoomLogRows.position(of:)`), so that a later owner
-    /// goes on from exactly the pushes made. Not part of the message.
-    public var position: String?
 
     public init(room: String, epoch: String, seq: UInt64, at: Double, message: OutboundMessage,
                 translated: [String: OutboundMessage] = [:]) {
@@ -62,21 +57,18 @@ public struct StagedRoom: Sendable {
     public var seq: UInt64 { head.seq }
     public var epoch: String { head.epoch }
 
-    /// Encodes the next push, to be written with the change that reports it (with `position`,
-    /// see `LoggedPush.position`).
-    public mutating func stage(_ event: some RoomEvent, data: JSON, at now: Double, position: String? = nil) {
+    /// Encodes the next push, to be written with the change that reports it.
+    public mutating func stage(_ event: some RoomEvent, data: JSON, at now: Double) {
         head.seq += 1
         let text = Envelope.push(room: name, seq: head.seq, epoch: head.epoch, event: event.rawValue, data: data)
         let message = OutboundMessage(text: text)
         headMark = PushMark.of(message.payload)
-        var push = LoggedPush(room: name, epoch: head.epoch, seq: head.seq, at: now, message: message)
-        push.position = position
-        staged.append(push)
+        staged.append(LoggedPush(room: name, epoch: head.epoch, seq: head.seq, at: now, message: message))
     }
 
     /// Encodes a push whose text depends on the reader's language: `data(nil)` is the original, `data(tag)`
     /// the version for readers of `tag`, each encoded once; all share one `seq` (see `Room.publish(prepared:)`).
-    public mutating func stage(_ event: some RoomEvent, languages: [String], data: (String?) -> JSON, at now: Double, position: String? = nil) {
+    public mutating func stage(_ event: some RoomEvent, languages: [String], data: (String?) -> JSON, at now: Double) {
         head.seq += 1
         func encode(_ data: JSON) -> OutboundMessage {
             OutboundMessage(text: Envelope.push(room: name, seq: head.seq, epoch: head.epoch, event: event.rawValue, data: data))
@@ -85,9 +77,7 @@ public struct StagedRoom: Sendable {
         for tag in languages where translated[tag] == nil { translated[tag] = encode(data(tag)) }
         let message = encode(data(nil))
         headMark = PushMark.of(message.payload)
-        var push = LoggedPush(room: name, epoch: head.epoch, seq: head.seq, at: now, message: message, translated: translated)
-        push.position = position
-        staged.append(push)
+        staged.append(LoggedPush(room: name, epoch: head.epoch, seq: head.seq, at: now, message: message, translated: translated))
     }
 
     /// Takes the next `seq` for a push whose data only the change's transaction knows (a count

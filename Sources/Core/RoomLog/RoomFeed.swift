@@ -58,7 +58,13 @@ public final class RoomFeed: Sendable {
         var known: (seq: UInt64, epoch: String)?
         /// Whoever on this node reads the room's log rather than a connection (`follow`).
         var follower: LogFollower?
-        var isEmpty: Bool { room.memberCount == 0 && waiting.isEmpty && follower == nil }
+        /// The epoch of the room's load, when it is made on this node and has no log (`host`,
+        /// `LocalRoom`): tracked while it is loaded, its pushes come only from its owner here (a
+        /// push of an earlier load is not one), and nothing is read for it.
+        var hosted: String?
+        var isEmpty: Bool { room.memberCount == 0 && waiting.isEmpty && follower == nil && hosted == nil }
+        /// Members or members about to join.
+        var watched: Bool { room.memberCount > 0 || !waiting.isEmpty }
         /// Whether the log holds pushes this node still needs.
         var behind: Bool {
             !ahead.isEmpty || waiting.contains { $0.seq > room.seq }
@@ -121,8 +127,11 @@ public final class RoomFeed: Sendable {
         for room in gaps { catchUp(room) }
     }
 
-    /// Whether `room` is watched here (it has members, members about to join, or a follower).
+    /// Whether `room` is tracked here (it has members, members about to join, a follower, or is made here).
     public func watches(_ room: String) -> Bool { rooms.withLock { $0[room] != nil } }
+
+    /// Whether `room` has members here, or members about to join.
+    public func isWatched(_ room: String) -> Bool { rooms.withLock { $0[room]?.watched ?? false } }
 
     /// What another node committed (a notification): its pushes are delivered if it carries them;
     /// otherwise a room watched here that is behind them reads them from the log. Returns whether
@@ -130,13 +139,14 @@ public final class RoomFeed: Sendable {
     /// dropped before their pushes are made).
     @discardableResult
     public func notice(_ note: RoomNotification) -> Bool {
-        guard watches(note.room) else { return false }
+        // A room made here has no log: whatever claims to be its pushes is not.
+        guard let tracked = rooms.withLock({ $0[note.room].map { $0.hosted == nil } }), tracked else { return false }
         if !note.payloads.isEmpty {
             deliver(note.pushes)
             return true
         }
         let start = rooms.withLock { rooms -> Bool in
-            guard var t = rooms[note.room] else { return false }
+            guard var t = rooms[note.room], t.hosted == nil else { return false }
             if note.epoch != t.room.epoch || note.last > t.room.seq { t.known = (note.last, note.epoch) }
             let start = t.behind && !t.catchingUp
             if start { t.catchingUp = true }
@@ -150,17 +160,12 @@ public final class RoomFeed: Sendable {
     /// Applies one push to a tracked room; returns whether the room is now behind the log.
     private func apply(_ push: LoggedPush, to t: inout Tracked, languageOf: (ConnectionID) -> String?) -> Bool {
         let now = Date().timeIntervalSince1970
+        if let load = t.hosted, push.epoch != load { return false }
         if push.epoch != t.room.epoch {
             // The log began a new epoch (its writer reloaded after a failed change). Members get
             // its pushes, whose epoch tells them to take a snapshot.
             guard push.seq > t.room.seq else { return t.behind }
-            t.room.restart(epoch: push.epoch, seq: push.seq - 1)
-            t.ahead = [:]
-            // Members waiting for a snapshot's seq in the old epoch will never get there.
-            for w in t.waiting where w.reply != nil {
-                sink.close(w.member, code: .goingAway, reason: "resubscribe to \(t.room.name)")
-            }
-            t.waiting.removeAll { $0.reply != nil }
+            restart(&t, epoch: push.epoch, seq: push.seq - 1)
         }
         if let k = t.known, k.epoch == t.room.epoch, k.seq <= push.seq { t.known = nil }
         if push.seq > t.room.seq + 1 {
@@ -179,6 +184,18 @@ public final class RoomFeed: Sendable {
             admitWaiting(&t, now: now)
         }
         return t.behind
+    }
+
+    /// The room goes on in a new epoch after `seq`: members get its pushes, whose epoch tells them
+    /// to take a snapshot; those waiting for a snapshot's seq in the old epoch will never get there.
+    private func restart(_ t: inout Tracked, epoch: String, seq: UInt64) {
+        t.room.restart(epoch: epoch, seq: seq)
+        t.ahead = [:]
+        t.known = nil
+        for w in t.waiting where w.reply != nil {
+            sink.close(w.member, code: .goingAway, reason: "resubscribe to \(t.room.name)")
+        }
+        t.waiting.removeAll { $0.reply != nil }
     }
 
     /// Members holding an answer whose snapshot expected another push at this seq (its owner lost
@@ -254,8 +271,9 @@ public final class RoomFeed: Sendable {
     /// Subscribes `member` to `room` where it says it stood (`since`), if every push after it can
     /// still be had (from this node's history or the log): then `reply(head)` goes first and those
     /// pushes follow, and this returns true. Returns false, having done nothing, when the epoch
-    /// changed or the pushes are gone (the caller then sends a snapshot).
-    public func resume(_ member: ConnectionID, room name: String, since: Since, language: String? = nil,
+    /// changed or the pushes are gone (the caller then sends a snapshot). `readsLog` false: the room
+    /// has no log (`RoomPlacement.local`), only this node's history counts.
+    public func resume(_ member: ConnectionID, room name: String, since: Since, language: String? = nil, readsLog: Bool = true,
                        reply: (RoomHead) -> Void) async -> Bool {
         let now = Date().timeIntervalSince1970
         let language = language ?? readerLanguage.withLock { $0 }.lookup(member)
@@ -264,6 +282,7 @@ public final class RoomFeed: Sendable {
             guard var t = rooms[name] else { return .readLog }
             guard t.room.epoch == since.epoch else { return .refused }
             if since.seq > t.room.seq {
+                guard readsLog else { return .refused }
                 // The client saw more than this node delivered yet (it came from another node):
                 // it waits while the room catches up from the log.
                 reply(RoomHead(seq: since.seq, epoch: since.epoch))
@@ -291,7 +310,7 @@ public final class RoomFeed: Sendable {
             catchUp(name)
             return true
         case .refused: return false
-        case .readLog: break
+        case .readLog: guard readsLog else { return false }
         }
         // Older than this node's history: the log has it, if retention kept it.
         let read: [LoggedPush]
@@ -354,6 +373,38 @@ public final class RoomFeed: Sendable {
         }
     }
 
+    // MARK: Hosting
+
+    /// Tracks `room`, made on this node (`LocalRoom`), from now until `unhost`, whether or not
+    /// anyone watches it, so a member subscribing from a snapshot finds every push after it here.
+    /// The room starts `epoch`; returns its head: `seq` 0, or, when the feed still tracks the room
+    /// (members of an earlier load), its `seq` going on, so those members get the new epoch's
+    /// pushes and take a snapshot (the client recipe).
+    public func host(_ room: String, epoch: String) -> RoomHead {
+        rooms.withLock { rooms in
+            if let head = rooms.inPlace(room, { t -> RoomHead in
+                restart(&t, epoch: epoch, seq: t.room.seq)
+                t.hosted = epoch
+                return RoomHead(seq: t.room.seq, epoch: epoch)
+            }) {
+                return head
+            }
+            var t = Tracked(room: Room(name: room, epoch: epoch, seq: 0, limits: configuration.history))
+            t.hosted = epoch
+            rooms[room] = t
+            return RoomHead(seq: 0, epoch: epoch)
+        }
+    }
+
+    /// `room` is no longer made here: tracked only while members remain.
+    public func unhost(_ room: String) {
+        rooms.withLock { rooms in
+            guard var t = rooms[room] else { return }
+            t.hosted = nil
+            rooms[room] = t.isEmpty ? nil : t
+        }
+    }
+
     // MARK: Following
 
     /// Hands `follower` every push of `room` after `head` (read by the follower with its own state),
@@ -364,7 +415,7 @@ public final class RoomFeed: Sendable {
     /// the feed's lock: it must only hand the push on.
     public func follow(_ room: String, at head: RoomHead, _ follower: LogFollower) -> Bool {
         let taken = rooms.withLock { rooms -> Bool in
-            if let t = rooms[room], t.room.memberCount > 0 || !t.waiting.isEmpty { return false }
+            if let t = rooms[room], t.watched || t.hosted != nil { return false }
             var t = Tracked(room: Room(name: room, epoch: head.epoch, seq: head.seq, limits: configuration.history))
             t.follower = follower
             rooms[room] = t
@@ -468,8 +519,8 @@ public final class RoomFeed: Sendable {
     @discardableResult
     private func checkHeads(_ names: [String]?) async -> Int {
         let current = rooms.withLock { rooms in
-            names.map { names in Dictionary(uniqueKeysWithValues: names.compactMap { n in rooms[n].map { (n, ($0.room.epoch, $0.room.seq)) } }) }
-                ?? rooms.mapValues { ($0.room.epoch, $0.room.seq) }
+            names.map { names in Dictionary(uniqueKeysWithValues: names.compactMap { n in rooms[n].flatMap { $0.hosted != nil ? nil : (n, ($0.room.epoch, $0.room.seq)) } }) }
+                ?? rooms.filter { $0.value.hosted == nil }.mapValues { ($0.room.epoch, $0.room.seq) }
         }
         guard !current.isEmpty else { return 0 }
         let heads: [String: RoomHead]
@@ -500,12 +551,12 @@ public final class RoomFeed: Sendable {
         rooms.withLock { rooms in rooms[name].map { ($0.room.historyCount, $0.room.historyBytes) } ?? (0, 0) }
     }
 
-    /// The ids of the rooms of `prefix` watched here (members or waiting subscribers): `route:`
-    /// rooms are kept live on their owner while some node watches them.
+    /// The ids of the rooms of `prefix` watched here (members or waiting subscribers): a corridor
+    /// is kept loaded on a node while it is watched there.
     public func watched(prefix: String) -> [String] {
         let start = prefix + ":"
         return rooms.withLock { rooms in
-            rooms.compactMap { name, t in name.hasPrefix(start) && !t.isEmpty ? String(name.dropFirst(start.count)) : nil }
+            rooms.compactMap { name, t in name.hasPrefix(start) && t.watched ? String(name.dropFirst(start.count)) : nil }
         }
     }
 

@@ -41,19 +41,6 @@ public enum RoomLogRows {
         return try head(of: room, db)
     }
 
-    /// The room's head and the position its last push carried (`LoggedPush.position`), if it has a
-    /// head. Read-only.
-    public static func position(of room: String, _ db: any SQLDatabase) throws -> (head: RoomHead, position: String?)? {
-        guard let row = try db.fetchOne(sql: "SELECT seq, epoch, position FROM room_head WHERE room = ?", arguments: [room]) else { return nil }
-        return (RoomHead(seq: UInt64(row["seq"] as Int64), epoch: row["epoch"]), row["position"])
-    }
-
-    /// Sets the room's position (`LoggedPush.position`) without a push: the position a room
-    /// derived from other logs starts from. Inside a write.
-    public static func setPosition(_ position: String, of room: String, _ db: any SQLDatabase) throws {
-        try db.execute(sql: "UPDATE room_head SET position = ? WHERE room = ?", arguments: [position, room])
-    }
-
     /// The heads of `rooms` that have one. Read-only.
     public static func heads(of rooms: [String], _ db: any SQLDatabase) throws -> [String: RoomHead] {
         var out: [String: RoomHead] = [:]
@@ -115,16 +102,13 @@ public enum RoomLogRows {
     /// `hubbub_rooms_advance` with their moves as JSON (`[{"r", "f", "e", "t"}]`).
     private static func advance(_ rooms: [[LoggedPush]], _ db: any SQLDatabase) throws {
         if rooms.count == 1, let first = rooms[0].first, let last = rooms[0].last {
-            let position = rooms[0].last(where: { $0.position != nil })?.position
-            try db.execute(sql: "SELECT hubbub_room_advance(?, ?, ?, ?, ?)",
-                           arguments: [first.room, Int64(first.seq - 1), first.epoch, Int64(last.seq), position])
+            try db.execute(sql: "SELECT hubbub_room_advance(?, ?, ?, ?)",
+                           arguments: [first.room, Int64(first.seq - 1), first.epoch, Int64(last.seq)])
             return
         }
         let moves: JSON = .array(rooms.map { pushes in
-            var move: [(String, JSON)] = [("r", .string(pushes[0].room)), ("f", .int(Int(pushes[0].seq - 1))), ("e", .string(pushes[0].epoch)),
-                                          ("t", .int(Int(pushes[pushes.count - 1].seq)))]
-            if let position = pushes.last(where: { $0.position != nil })?.position { move.append(("p", .string(position))) }
-            return .object(move)
+            .object([("r", .string(pushes[0].room)), ("f", .int(Int(pushes[0].seq - 1))), ("e", .string(pushes[0].epoch)),
+                     ("t", .int(Int(pushes[pushes.count - 1].seq)))])
         })
         try db.execute(sql: "SELECT hubbub_rooms_advance(?)", arguments: [moves.encoded])
     }
@@ -153,9 +137,8 @@ public enum RoomLogRows {
                     """, arguments: SQLArguments(values + [.text(room)]), returning: "id")
             }
         }
-        let position = pushes.last(where: { $0.position != nil })?.position
-        let moved = try db.changes(sql: "UPDATE room_head SET seq = ?, last = ?, position = COALESCE(?, position) WHERE room = ? AND seq = ? AND epoch = ?",
-                                   arguments: [Int64(pushes[pushes.count - 1].seq), previous, position, room, Int64(expected.seq), expected.epoch])
+        let moved = try db.changes(sql: "UPDATE room_head SET seq = ?, last = ? WHERE room = ? AND seq = ? AND epoch = ?",
+                                   arguments: [Int64(pushes[pushes.count - 1].seq), previous, room, Int64(expected.seq), expected.epoch])
         guard moved == 1 else { throw RoomLogError.fenced(room: room, expected: expected) }
     }
 

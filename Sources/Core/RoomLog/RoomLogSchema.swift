@@ -80,11 +80,25 @@ public enum RoomLogSchema {
         manyRoomsMigration(&migrator)
         roomByRoomMigration(&migrator)
         positionMigration(&migrator)
+        withoutPositionMigration(&migrator)
+    }
+
+    /// `room_head.position` goes: corridors, the only rooms made from other logs, are no longer on
+    /// the room log (each node makes its own, `RoomPlacement.local`). PostgreSQL's head moves go
+    /// back to `rooms.v5`'s (the four-argument `hubbub_room_advance` of `rooms.v1` never left).
+    static func withoutPositionMigration(_ migrator: inout SQLMigrations) {
+        migrator.registerMigration("rooms.v7") { db in
+            if db.dialect == .postgres {
+                try db.execute(sql: "DROP FUNCTION IF EXISTS hubbub_room_advance(TEXT, BIGINT, TEXT, BIGINT, TEXT)")
+                try db.execute(sql: roomsAdvanceByKey)
+            }
+            try db.execute(sql: "ALTER TABLE room_head DROP COLUMN position")
+        }
     }
 
     /// `room_head.position`: where a room made from other logs (a corridor, from its intel shards'
-    /// logs) stands in them, written with its head by the statement that moves the head
-    /// (`LoggedPush.position`), so a room's pushes and its position never part.
+    /// logs) stands in them, written with its head by the statement that moves the head, so a
+    /// room's pushes and its position never part (dropped by `rooms.v7`).
     static func positionMigration(_ migrator: inout SQLMigrations) {
         migrator.registerMigration("rooms.v6") { db in
             try db.execute(sql: "ALTER TABLE room_head ADD COLUMN position TEXT")
@@ -131,26 +145,29 @@ public enum RoomLogSchema {
     static func roomByRoomMigration(_ migrator: inout SQLMigrations) {
         migrator.registerMigration("rooms.v5") { db in
             guard db.dialect == .postgres else { return }
-            try db.execute(sql: """
-                CREATE OR REPLACE FUNCTION hubbub_rooms_advance(spec TEXT) RETURNS INTEGER
-                LANGUAGE plpgsql AS '
-                DECLARE
-                    moved INTEGER := 0;
-                    m RECORD;
-                BEGIN
-                    FOR m IN SELECT * FROM jsonb_to_recordset(spec::jsonb) AS x(r TEXT, f BIGINT, e TEXT, t BIGINT) LOOP
-                        UPDATE room_head SET seq = m.t WHERE room = m.r AND seq = m.f AND epoch = m.e;
-                        IF NOT FOUND THEN
-                            RAISE EXCEPTION ''room % moved on from seq % in epoch %: its writer is stale'', m.r, m.f, m.e
-                                USING ERRCODE = ''\(fencedState)'';
-                        END IF;
-                        moved := moved + 1;
-                    END LOOP;
-                    RETURN moved;
-                END'
-                """)
+            try db.execute(sql: roomsAdvanceByKey)
         }
     }
+
+    /// `hubbub_rooms_advance` head by head, by key (`rooms.v5`, and again from `rooms.v7`).
+    static let roomsAdvanceByKey = """
+        CREATE OR REPLACE FUNCTION hubbub_rooms_advance(spec TEXT) RETURNS INTEGER
+        LANGUAGE plpgsql AS '
+        DECLARE
+            moved INTEGER := 0;
+            m RECORD;
+        BEGIN
+            FOR m IN SELECT * FROM jsonb_to_recordset(spec::jsonb) AS x(r TEXT, f BIGINT, e TEXT, t BIGINT) LOOP
+                UPDATE room_head SET seq = m.t WHERE room = m.r AND seq = m.f AND epoch = m.e;
+                IF NOT FOUND THEN
+                    RAISE EXCEPTION ''room % moved on from seq % in epoch %: its writer is stale'', m.r, m.f, m.e
+                        USING ERRCODE = ''\(fencedState)'';
+                END IF;
+                moved := moved + 1;
+            END LOOP;
+            RETURN moved;
+        END'
+        """
 
     /// PostgreSQL: many rooms' heads moved in one statement (`RoomLogRows.append(rooms:)`), each
     /// fenced as `hubbub_room_advance` fences one; the first stale room is named in the error.

@@ -103,10 +103,9 @@ public final class RoomWriter: Sendable {
 
     // MARK: Staging (a room not held is skipped: nobody watches it)
 
-    /// Stages `event` with `data` in `room` (with `position`, see `LoggedPush.position`: taken
-    /// with the push, so a change writes the position of exactly the pushes it writes).
-    public func stage(_ event: some RoomEvent, data: JSON, in room: String, at now: Double, position: String? = nil) {
-        state.withLock { s in s.stage(room) { $0.stage(event, data: data, at: now, position: position) } }
+    /// Stages `event` with `data` in `room`.
+    public func stage(_ event: some RoomEvent, data: JSON, in room: String, at now: Double) {
+        state.withLock { s in s.stage(room) { $0.stage(event, data: data, at: now) } }
     }
 
     /// Stages the same push in each of `rooms` (a link or an expiry in every corridor it lies in),
@@ -117,9 +116,8 @@ public final class RoomWriter: Sendable {
 
     /// Stages a push read in each reader's language: `data(nil)` is the original, `data(tag)` the
     /// version for `tag`, each encoded once.
-    public func stage(_ event: some RoomEvent, languages: [String], data: (String?) -> JSON, in room: String, at now: Double,
-                      position: String? = nil) {
-        state.withLock { s in s.stage(room) { $0.stage(event, languages: languages, data: data, at: now, position: position) } }
+    public func stage(_ event: some RoomEvent, languages: [String], data: (String?) -> JSON, in room: String, at now: Double) {
+        state.withLock { s in s.stage(room) { $0.stage(event, languages: languages, data: data, at: now) } }
     }
 
     /// A seq for a push whose data only the change's transaction knows (a count read there); the

@@ -23,7 +23,7 @@ final class RoomLogManyRoomsTests: XCTestCase {
 
     /// Heads for `count` rooms, and writers at them.
     private func writers(_ count: Int) async throws -> [StagedRoom] {
-        let names = (0..<count).map { "route:c\($0)" }
+        let names = (0..<count).map { "venue:c\($0)" }
         let heads = try await store.write { db in try names.map { try RoomLogRows.head(of: $0, db) } }
         return zip(names, heads).map { StagedRoom(name: $0, head: $1) }
     }
@@ -57,35 +57,6 @@ final class RoomLogManyRoomsTests: XCTestCase {
         }
     }
 
-    /// A push's position (`LoggedPush.position`) is written with its room's head, in one change of
-    /// one room or of many: the last position a room's pushes carried in the change; a change whose
-    /// pushes carry none leaves it as it was.
-    func testAPositionIsWrittenWithItsRoomsHeadAndKeptByPushesWithoutOne() async throws {
-        var rooms = try await writers(3)
-        func position(_ room: String) async throws -> String? {
-            try await store.read { db in try RoomLogRows.position(of: room, db) }?.position
-        }
-        rooms[0].stage(FeedEvent.said, data: ["n": 1], at: now, position: "a 1")
-        rooms[0].stage(FeedEvent.said, data: ["n": 2], at: now, position: "a 2")
-        rooms[0].stage(FeedEvent.said, data: ["n": 3], at: now)
-        var one = [rooms[0].take()]
-        try await store.write { [one] db in try RoomLogRows.append(rooms: one, db) }
-        let first = try await position(rooms[0].name)
-        XCTAssertEqual(first, "a 2", "the last position carried, by a change of one room")
-
-        rooms[0].stage(FeedEvent.said, data: ["n": 4], at: now)
-        rooms[1].stage(FeedEvent.said, languages: ["fr"], data: { _ in ["n": 1] }, at: now, position: "b 1")
-        rooms[2].stage(FeedEvent.said, data: ["n": 1], at: now)
-        one = rooms.indices.map { rooms[$0].take() }
-        try await store.write { [one] db in try RoomLogRows.append(rooms: one, db) }
-        let after = [try await position(rooms[0].name), try await position(rooms[1].name), try await position(rooms[2].name)]
-        XCTAssertEqual(after, ["a 2", "b 1", nil], "by a change of many rooms; none carried: as it was")
-        try await store.write { db in try RoomLogRows.setPosition("c 0", of: "route:c2", db) }
-        let set = try await store.read { db in try RoomLogRows.position(of: "route:c2", db) }
-        XCTAssertEqual(set?.position, "c 0")
-        XCTAssertEqual(set?.head, rooms[2].head)
-    }
-
     func testOneStaleRoomAmongManyUndoesTheWholeChange() async throws {
         var rooms = try await writers(40)
         // Another writer moved room 17 on since these writers loaded.
@@ -104,7 +75,7 @@ final class RoomLogManyRoomsTests: XCTestCase {
             try await store.write { db in try RoomLogRows.append(rooms: pushes, db) }
             XCTFail("a stale writer's change was written")
         } catch {
-            XCTAssertTrue("\(error)".contains("route:c17"), "the stale room is named: \(error)")
+            XCTAssertTrue("\(error)".contains("venue:c17"), "the stale room is named: \(error)")
         }
         let names = rooms.map(\.name)
         let heads = try await store.read { db in try RoomLogRows.heads(of: names, db) }
@@ -124,7 +95,7 @@ final class RoomNotificationPackingTests: XCTestCase {
     }
 
     func testNotesArePackedWholeUnderTheLimitAndReadBackInOrder() {
-        let notes = (0..<300).map { note("route:c\($0)", carrying: $0 % 7 == 0 ? 3000 : 400) }
+        let notes = (0..<300).map { note("venue:c\($0)", carrying: $0 % 7 == 0 ? 3000 : 400) }
         let texts = RoomNotification.packed(notes)
         XCTAssertLessThan(texts.count, 60, "hundreds of notes share notifications")
         XCTAssertTrue(texts.allSatisfy { $0.utf8.count <= RoomNotification.maxBytes }, "every text under the limit")
@@ -141,7 +112,7 @@ final class RoomNotificationPackingTests: XCTestCase {
     }
 
     func testNotesOfRoomsNotWantedArePassedOverUnread() throws {
-        let notes = (0..<40).map { note("route:c\($0)", carrying: 100) }
+        let notes = (0..<40).map { note("venue:c\($0)", carrying: 100) }
         let texts = RoomNotification.packed(notes)
         var kept: [RoomNotification] = [], skipped = 0
         for text in texts {

@@ -33,21 +33,17 @@ enum CorridorAction: Sendable {
     case link(LiveItem, to: LiveItem)
 }
 
-/// What one shard's entry means for one corridor: its actions, and the shard log's head at that
-/// entry (the corridor's position in that shard once it is taken).
+/// What one shard's entry means for one corridor: its actions (in the shard's order).
 struct CorridorStep: Sendable {
     let actions: [CorridorAction]
-    let shard: String
-    let at: RoomHead
 }
 
-/// One live corridor, the brief's actor per route corridor: its room `route:<id>`, the items inside
-/// its band (as of the entries it has taken), and the pushes it makes from its shards' entries;
-/// each push carries the corridor's position after the entry it came from (`CorridorPosition`).
-/// The host hands it actions in each shard's order through its mailbox; it takes them in batches
-/// and stages their pushes in the node's corridor writer (`CorridorHost`), which writes what every
-/// corridor staged in one change: a post near a busy hub reaches hundreds of corridors, and a
-/// change each cost a savepoint and a completion apiece (a third of a core in rush hour).
+/// One live corridor on this node, the brief's actor per route corridor: its room `route:<id>`
+/// (a `LocalRoom`: made here, from its shards' logs, on every node where someone watches it), the
+/// items inside its band as of the entries it has taken, and the pushes it makes from them. The
+/// host hands it steps in each shard's order through its mailbox; it takes them in batches, and
+/// its pushes reach this node's watchers at once: the entries they come from are durable already,
+/// so nothing is written (a fifth of a node's CPU in rush hour when each push was a row).
 actor CorridorActor {
     nonisolated let id: String
     nonisolated let corridor: Corridor
@@ -56,55 +52,25 @@ actor CorridorActor {
     nonisolated let room: String
     /// The items inside the band, by id, as of the last action taken.
     private var items: [String: LiveItem]
-    /// Where its pushes stand in each shard's log (see `CorridorPosition`); staged with each push.
-    private var position: CorridorPosition
-    /// Whether its pushes carry its position (a node that never replays, `routes.corridorReplayEntries`
-    /// 0, never reads one back: its pushes skip building and writing it).
-    private let keepsPosition: Bool
-    /// The node's corridor writer (shared by every corridor here).
-    private let writer: RoomWriter
+    private var pushes: LocalRoom
     private nonisolated let mailbox = Mutex(Mailbox())
     /// When someone last subscribed, resumed or was told of it here (seconds since 1970).
     private nonisolated let activity: Mutex<Double>
-    /// Asks the host to write what was staged (soon, with what other corridors stage meanwhile).
-    private let flush: @Sendable () -> Void
-    /// Whether this actor is still its corridor's, on a node that still holds its lease: the host
-    /// drops it otherwise (it was dropped and loaded again, or another node may take it now).
+    /// Whether this actor is still its corridor's live one here (the host drops and reloads a
+    /// corridor whose shard's log began a new epoch): one that is not takes nothing more.
     private let current: @Sendable (CorridorActor) -> Bool
 
-    private struct Mailbox {
-        var steps: [CorridorStep] = []
-        /// A drain is scheduled or running.
-        var draining = false
-    }
-
-    /// `items` and `position`: as of the shards' heads it starts at. `replay`: the steps between
-    /// the position its pushes were made to (`from`) and those heads (a corridor going on in its
-    /// epoch): staged now, in order, each carrying the position after it, each item they add
-    /// pushed as added (the room never showed it), before anything else.
-    init(id: String, corridor: Corridor, owner: CorridorOwner?, items: [String: LiveItem], position: CorridorPosition,
-         keepsPosition: Bool = true, replay: (from: CorridorPosition, steps: [CorridorStep])?, head: RoomHead, writer: RoomWriter,
-         now: Double, flush: @escaping @Sendable () -> Void, current: @escaping @Sendable (CorridorActor) -> Bool) {
+    /// `items`: as of the shards' heads it starts at; its room starts a new epoch in `feed`.
+    init(id: String, corridor: Corridor, owner: CorridorOwner?, items: [String: LiveItem], feed: RoomFeed, now: Double,
+         current: @escaping @Sendable (CorridorActor) -> Bool) {
         self.id = id
-        self.keepsPosition = keepsPosition
         self.corridor = corridor
         self.owner = owner
         self.items = items
-        self.writer = writer
-        self.flush = flush
         self.current = current
         room = RoutePush.room(id)
+        pushes = LocalRoom(room, feed: feed)
         activity = Mutex(now)
-        writer.adopt(room, head: head)
-        if var replayed = replay?.from {
-            for step in replay?.steps ?? [] {
-                replayed.move(step.shard, to: step.at)
-                guard !step.actions.isEmpty else { continue }
-                let text = replayed.text
-                for action in step.actions { Self.stage(action, added: true, corridor: corridor, room: room, writer: writer, position: text, at: now) }
-            }
-        }
-        self.position = position
     }
 
     /// `{from, to, via, widthMeters, recorded}` as `route.subscribe` and snapshots show it.
@@ -117,7 +83,7 @@ actor CorridorActor {
     nonisolated func touch(at now: Double) { activity.withLock { $0 = max($0, now) } }
 
     /// Hands the corridor a shard entry's `step` (in each shard's order); it makes their pushes
-    /// soon, in one write.
+    /// soon, several steps at a time.
     nonisolated func enqueue(_ step: CorridorStep) {
         guard !step.actions.isEmpty else { return }
         let start = mailbox.withLock { m -> Bool in
@@ -126,6 +92,12 @@ actor CorridorActor {
             return !m.draining
         }
         if start { Task { await self.drain() } }
+    }
+
+    private struct Mailbox {
+        var steps: [CorridorStep] = []
+        /// A drain is scheduled or running.
+        var draining = false
     }
 
     private func drain() {
@@ -140,16 +112,11 @@ actor CorridorActor {
         }
     }
 
-    /// Applies `batch` and stages its pushes (the host writes them without waiting: the next batch
-    /// is taken meanwhile). The entries they come from are durable already, so the store's queue
-    /// never refuses them. A corridor no longer current (dropped, its lease lapsing, its writer
-    /// failed) takes nothing: its next node loads it from the position its durable pushes carry.
+    /// Applies `batch` and hands its pushes to this node's watchers.
     private func take(_ batch: [CorridorStep]) {
-        guard writer.holds(room), current(self) else { return }
+        guard current(self) else { return }
         let now = Date().timeIntervalSince1970
         for step in batch {
-            position.move(step.shard, to: step.at)
-            let text = keepsPosition ? position.text : nil
             for action in step.actions {
                 var added = false
                 switch action {
@@ -158,43 +125,40 @@ actor CorridorActor {
                 case .remove(let id): items[id] = nil
                 case .link(let a, let b): for live in [a, b] where items[live.item.id] != nil { items[live.item.id] = live }
                 }
-                Self.stage(action, added: added, corridor: corridor, room: room, writer: writer, position: text, at: now)
+                stage(action, added: added, at: now)
             }
         }
-        flush()
+        pushes.publish()
     }
 
-    /// Stages `action`'s push in `room`, carrying `position` (`added`: an add of an item the room
-    /// did not show, `intel.added`; else `intel.updated`).
-    private static func stage(_ action: CorridorAction, added: Bool, corridor: Corridor, room: String, writer: RoomWriter,
-                              position: String?, at now: Double) {
+    /// Makes `action`'s push (`added`: an add of an item the room did not show, `intel.added`;
+    /// else `intel.updated`).
+    private func stage(_ action: CorridorAction, added: Bool, at now: Double) {
         switch action {
         case .add(let live), .update(let live):
             let event: RoutePush = if case .add = action, added { .added } else { .updated }
             let distance = Int(live.item.distance(to: corridor.to).rounded())
-            writer.stage(event, languages: live.languages, data: { tag in ["item": live.encoded.json(tag: tag, distance: distance)] },
-                         in: room, at: now, position: position)
+            pushes.stage(event, languages: live.languages, data: { tag in ["item": live.encoded.json(tag: tag, distance: distance)] }, at: now)
         case .remove(let id):
-            writer.stage(RoutePush.expired, data: ["item": .string(id)], in: room, at: now, position: position)
+            pushes.stage(RoutePush.expired, data: ["item": .string(id)], at: now)
         case .link(let a, let b):
-            writer.stage(RoutePush.linked, data: ["item": .string(a.item.id), "to": .string(b.item.id)], in: room, at: now, position: position)
+            pushes.stage(RoutePush.linked, data: ["item": .string(a.item.id), "to": .string(b.item.id)], at: now)
         }
     }
 
-    /// Room `route:<id>` for a new subscriber: `{corridor, items}`, the items as `view` asks, in
-    /// `language`, and the room's head at that point (its pushes in flight included: the feed holds
-    /// the answer until they are delivered).
+/// Room `route:<id>` for a new subscriber: `{corridor, items}`, the items as `view` asks, in
+    /// `language`, and the room's head at that point (every push up to it delivered already).
     func snapshot(view: CorridorView, language: String?, aliases: @Sendable ([String]) async -> Aliases) async throws(ProtocolError) -> RoomSnapshot {
-        guard let at = writer.snapshot(of: room) else { throw ProtocolError(.unavailable, "the corridor is reloading; try again") }
-        // An item past its time whose expiry no hub wrote (it fell due while the hub moved between
-        // nodes: the new one never loads it) is not shown.
+        let head = pushes.head
+        // An item past its time whose expiry its shard has not written yet (it fell due while no
+        // node held the shard) is not shown.
         let now = Date().timeIntervalSince1970
         let shown = items.values.map(\.item).filter { $0.expiresAt > now }
         touch(at: now)
         // The items and the head are taken together; the names may be looked up after.
         let names = await aliases(shown.compactMap(\.user))
         let list = view.list(shown, to: corridor.to, aliases: names, language: language)
-        return RoomSnapshot(head: at.head, data: ["corridor": json, "items": .array(list)], mark: at.mark)
+        return RoomSnapshot(head: head, data: ["corridor": json, "items": .array(list)])
     }
 }
 

@@ -104,15 +104,6 @@ public final class CorridorDirectory: Sendable {
         }
     }
 
-    /// The corridors used since `time`, anywhere.
-    func used(since time: Double) async throws -> Set<String> {
-        Set(try await store.read { db in try Self.used(since: time, db) })
-    }
-
-    /// The corridors used since `time`.
-    static func used(since time: Double, _ db: any SQLDatabase) throws -> [String] {
-        try db.fetchAll(sql: "SELECT id FROM corridor WHERE last_used >= ?", arguments: [time]).map { $0["id"] }
-    }
 
     /// The stored definitions of those of `ids` that exist (a damaged one is left out).
     static func definitions(_ ids: [String], _ db: any SQLDatabase) throws -> [CorridorDefinition] {

@@ -12,10 +12,9 @@ import Storage
 /// The intel items are split into shards (`IntelShards`), each an actor (`IntelShard`) on the
 /// holder of its lease (`intel:<shard>`): ops on an item are forwarded there, and it writes each
 /// change once, to its shard's log, and expires its items. Each corridor is a `CorridorActor` on
-/// the holder of its own lease (`route:<id>`), which makes its pushes from those logs
-/// (`CorridorHost`); `route:` rooms are on the room log, so their pushes reach watchers on every
-/// node. A shard or a corridor whose node died is taken by another node (the shards by any node
-/// that finds them unheld, the corridors by a node watching them).
+/// every node where someone watches it, which makes its pushes from those logs (`CorridorHost`):
+/// `route:` rooms are local (`RoomPlacement.local`), never written. A shard whose node died is
+/// taken by any node that finds it unheld.
 public struct RoutesDomain: Domain {
     public static let name = "routes"
 
@@ -32,9 +31,7 @@ public struct RoutesDomain: Domain {
     public static let sweepSeconds = Setting("routes.sweepSeconds", default: 30, range: 1...3_600,
                                              help: "seconds between marks of the corridors watched on a node, each node's look at which of its corridors to keep live, and its look for intel shards holding live items that no node holds (it claims them, so their items expire)")
     public static let takeOverSeconds = Setting("routes.takeOverSeconds", default: 2, range: 1...600,
-                                                help: "seconds between each node's look for corridors watched there whose owner node is gone (it takes them)")
-    public static let corridorReplayEntries = Setting("routes.corridorReplayEntries", default: 5_000, range: 0...1_000_000,
-                                                      help: "the most intel shard entries a corridor loaded on a node (it moved, or was retired) reads back to go on in its epoch from where its pushes stopped; beyond it it starts a new epoch and its watchers take a snapshot; 0: always, and pushes carry no position (nothing to write)")
+                                                help: "seconds between each node's look for corridors watched there that are not loaded (their intel shard's log began a new epoch): it loads them again")
     public static let shardDegrees = Setting("routes.shardDegrees", default: 0.05, range: 0.001...10.0,
                                              help: "the size of an intel shard's cell, in degrees of latitude (each shard's items are decided by one owner and written to one log)")
     public static let karmaPerItem = Setting("routes.karmaPerItem", default: 1, range: 0...1_000, help: "karma for sharing an item")
@@ -70,7 +67,7 @@ public struct RoutesDomain: Domain {
 
     public static var settings: [any AnySetting] {
         [intelTtlSeconds, defaultWidthMeters, maxWidthMeters, maxPathKm, retireAfterSeconds, sweepSeconds, karmaPerItem, karmaPerLike,
-         karmaPerLink, takeOverSeconds, corridorReplayEntries, shardDegrees, maxQueryResults, maxQueryDegrees, maxProviderBodyBytes, maxProviderItems, maxTrackPoints, trackGapSeconds,
+         karmaPerLink, takeOverSeconds, shardDegrees, maxQueryResults, maxQueryDegrees, maxProviderBodyBytes, maxProviderItems, maxTrackPoints, trackGapSeconds,
          trackStartMeters, commentsShown, keepExpiredSeconds, keepCorridorSeconds, pruneSeconds]
     }
 
@@ -119,7 +116,7 @@ public struct RoutesDomain: Domain {
                        rooms: CorridorPublishing(feed: context.feed, directory: directory, logger: context.logger),
                        owners: LeaseCalls(capabilities: capabilities))
         host = CorridorHost(store: context.store, feed: context.feed, directory: directory, shards: intel.shards, grid: intel.grid,
-                            logger: context.logger, maxReplay: context.settings[Self.corridorReplayEntries]) { room in capabilities.resolve(LoggedRooms.self)?.holdsNow(room) ?? true }
+                            logger: context.logger)
         feed = context.feed
         sweepInterval = Double(context.settings[Self.sweepSeconds])
         takeOverInterval = Double(context.settings[Self.takeOverSeconds])
@@ -186,31 +183,29 @@ public struct RoutesDomain: Domain {
             // is claimed here, so its items expire without waiting for an op to claim it: at
             // start, then every sweep (one read of the shards holding live items).
             Periodic(every: sweepInterval, atStart: {}) { now in await hub.claimUnheld(now: now, rooms: capabilities.resolve(LoggedRooms.self)) },
-            // Every node marks the corridors its members watch as used, and retires its own live
-            // corridors that nobody used (here or, by their `last_used`, on any node).
+            // Every node marks the corridors its members watch as used (their `last_used`, which
+            // keeps them on disk), and retires its live corridors nobody watched here lately.
             Periodic(every: sweepInterval) { now in
+                let watched = feed.watched(prefix: RoutePush.roomPrefix)
                 // Marked within half a sweep by another node: left alone (the window is far longer).
-                await directory.touch(feed.watched(prefix: RoutePush.roomPrefix), now: now, freshSeconds: sweep / 2)
-                guard let used = try? await directory.used(since: now - window) else { return }
-                host.retire(now: now, window: window, used: used)
+                await directory.touch(watched, now: now, freshSeconds: sweep / 2)
+                host.retire(now: now, window: window, watched: Set(watched))
             },
-            // A corridor watched here whose node is gone is taken here (a node watching it claims
-            // its lease first), and one this node dropped while watched is loaded again, so its
-            // watchers hear of what they missed (or, in a new epoch, take a snapshot).
-            Periodic(every: takeOverInterval) { _ in
-                await host.takeOver(watched: feed.watched(prefix: RoutePush.roomPrefix), rooms: capabilities.resolve(LoggedRooms.self))
-            },
+            // A corridor watched here and not loaded (its shard's log began a new epoch) is
+            // loaded again: its watchers get the new epoch's pushes and take a snapshot.
+            Periodic(every: takeOverInterval) { _ in await host.reopen(watched: feed.watched(prefix: RoutePush.roomPrefix)) },
             Periodic(every: pruning.interval) { now in await pruning.run(now: now) },
         ]
     }
 
     /// `route:<id>`: any logged-in user may watch a corridor that was ever subscribed to (a private
-    /// one, only its owner). Each corridor is under its own lease (`route:<id>`), as a venue is.
+    /// one, only its owner). Each node makes the corridors its members watch (`local`).
     struct CorridorRooms: RoomDirectory {
         let host: CorridorHost
         let directory: CorridorDirectory
         let capabilities: Capabilities
         var prefix: String { RoutePush.roomPrefix }
+        var placement: RoomPlacement { .local }
 
         func snapshot(_ id: String, for user: String) async throws(ProtocolError) -> RoomSnapshot {
             try await snapshot(id, for: user, view: .object([]))
@@ -227,14 +222,8 @@ public struct RoutesDomain: Domain {
 
         func authorize(_ id: String, for user: String) async throws(ProtocolError) { try await directory.authorize(id, for: user) }
 
-        /// This node took `route:<id>`: what it held of it may be stale.
-        func acquired(_ id: String) { host.drop(id) }
-
-        var ownerHearsResumes: Bool { true }
-
-        /// A member resumed the corridor on some node: it is live here from now on (loaded in a new
-        /// epoch if it was not, so the resume gives way to a snapshot: pushes it missed while it
-        /// was not live were never made).
+        /// A member resumes the corridor here: it is live here from now on (loaded in a new epoch
+        /// if it was not, so the resume gives way to a snapshot).
         func resumed(_ id: String) async throws(ProtocolError) {
             try await host.open(id).touch(at: Date().timeIntervalSince1970)
         }

@@ -396,10 +396,11 @@ public final class RoomFeed: Sendable {
         }
     }
 
-    /// `room` is no longer made here: tracked only while members remain.
-    public func unhost(_ room: String) {
+    /// `room`'s load in `epoch` is no longer made here: tracked only while members remain. A
+    /// later load (another epoch) is left as it is.
+    public func unhost(_ room: String, epoch: String) {
         rooms.withLock { rooms in
-            guard var t = rooms[room] else { return }
+            guard var t = rooms[room], t.hosted == epoch else { return }
             t.hosted = nil
             rooms[room] = t.isEmpty ? nil : t
         }

@@ -4,10 +4,10 @@ import Storage
 import Synchronization
 
 /// The only way anything publishes to a room. One writer per owner (the actor that decides its
-/// rooms' changes: a venue, the intel hub for every corridor, an event's room, a user's stream),
+/// rooms' changes: a venue, an intel shard's log, an event's room, a user's stream),
 /// used from that owner's isolation. A change goes:
 /// 1. `admit()`, before the change touches memory: the one "too many changes are waiting" guard;
-/// 2. `stage` (one room, or many: an intel item in hundreds of corridors) or `reserve`: each push
+/// 2. `stage` (one room, or many) or `reserve`: each push
 ///    takes its room's next `seq` now, and is encoded once;
 /// 3. `submit` (without waiting) or `commit` (awaited) with the domain's own rows: the pushes are
 ///    appended after them in the same savepoint of the same group transaction; `commitStream` for
@@ -21,7 +21,7 @@ import Synchronization
 ///   stored head: fenced);
 /// - marks the writer `failed`: `admit()` refuses and every room's head is forgotten, until the
 ///   owner has made its memory what the store holds: an owner of one room `reload`s it from the
-///   store; an owner of many (the intel hub) or one evicted (a venue) starts a new writer. Changes
+///   store; an owner of many (an intel shard) or one evicted (a venue) starts a new writer. Changes
 ///   staged before that fail or succeed on their own; a success is still delivered (it is durable);
 /// - a room is loaded again in the same epoch, its lost seqs given to the next pushes (nobody saw
 ///   them), unless a snapshot showed a head past its durable one while a change was in flight
@@ -47,7 +47,7 @@ public final class RoomWriter: Sendable {
     // MARK: Rooms
 
     /// Takes `room` at `head`, read by the owner with its own state (a venue with its jukebox, a
-    /// corridor with its definition). A room already held keeps its head.
+    /// shard with its items). A room already held keeps its head.
     public func adopt(_ room: String, head: RoomHead) { state.withLock { _ = $0.hold(room, at: head) } }
 
     /// For an owner whose whole memory is one room (a user's stream, an event's room): takes `room`
@@ -108,12 +108,6 @@ public final class RoomWriter: Sendable {
         state.withLock { s in s.stage(room) { $0.stage(event, data: data, at: now) } }
     }
 
-    /// Stages the same push in each of `rooms` (a link or an expiry in every corridor it lies in),
-    /// each with its own seq; the change that takes them writes them all.
-    public func stage(_ event: some RoomEvent, data: JSON, in rooms: [String], at now: Double) {
-        state.withLock { s in for room in rooms { s.stage(room) { $0.stage(event, data: data, at: now) } } }
-    }
-
     /// Stages a push read in each reader's language: `data(nil)` is the original, `data(tag)` the
     /// version for `tag`, each encoded once.
     public func stage(_ event: some RoomEvent, languages: [String], data: (String?) -> JSON, in room: String, at now: Double) {
@@ -142,7 +136,7 @@ public final class RoomWriter: Sendable {
     /// without waiting (for owners that take the next change while this one is written: a venue).
     /// `rows` may run more than once (a retried group): only the run that commits counts. See the
     /// type's steps and failure policy. Taking the pushes and queueing their write are two steps:
-    /// callers on several threads (the corridors of a node) submit one at a time, or a room's
+    /// callers on several threads submit one at a time, or a room's
     /// later pushes may be queued before its earlier ones.
     public func submit<T: Sendable>(_ rows: @escaping @Sendable (RoomRows) throws -> T,
                                     completion: @escaping @Sendable (Result<T, RoomWriteFailure>) -> Void) {
@@ -261,7 +255,7 @@ public final class RoomWriter: Sendable {
         }
 
         mutating func stage(_ room: String, _ make: (inout StagedRoom) -> Void) {
-            // Changed in place through one lookup (an intel item is staged in hundreds of rooms).
+            // Changed in place through one lookup.
             guard rooms[room]?.stage(make) != nil else { return }
             touched.insert(room)
         }

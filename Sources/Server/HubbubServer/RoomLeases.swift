@@ -3,8 +3,9 @@ import DomainSeam
 import Realtime
 
 /// The owners of logged rooms as the core asks for them: a room's name goes to the lease its
-/// directory names (`RoomDirectory.lease(of:)`: its own by default, one for every `route:`
-/// room), and `Ownership` answers for the lease. Ops' homes and the cluster's own requests go
+/// directory names (`RoomDirectory.lease(of:)`: its own by default, one for all of tonight's
+/// rooms), and `Ownership` answers for the lease (local rooms, `RoomPlacement.local`, are never
+/// asked for). Ops' homes and the cluster's own requests go
 /// through here, so every room under one lease has one owner.
 struct RoomLeases: RoomOwners {
     let ownership: Ownership

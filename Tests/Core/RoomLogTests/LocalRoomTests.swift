@@ -74,7 +74,7 @@ final class LocalRoomTests: XCTestCase {
         feed.leave(a, room: local)
         XCTAssertEqual(feed.watched(prefix: "route"), [], "loaded, but watched by nobody")
         XCTAssertTrue(feed.watches(local), "still tracked while loaded")
-        feed.unhost(local)
+        feed.unhost(local, epoch: epoch)
         XCTAssertFalse(feed.watches(local))
     }
 
@@ -111,7 +111,7 @@ final class LocalRoomTests: XCTestCase {
         join(feed, sink, a, at: first.head)
         said(&first, 1)
         first.publish()
-        feed.unhost(local)
+        feed.unhost(local, epoch: first.head.epoch)
         var second = LocalRoom(local, feed: feed)
         XCTAssertNotEqual(second.head.epoch, first.head.epoch)
         XCTAssertEqual(second.head.seq, 1, "the seq goes on")
@@ -121,6 +121,11 @@ final class LocalRoomTests: XCTestCase {
         second.publish()
         XCTAssertEqual(seqs(sink, a, epoch: first.head.epoch), ["reply@0", "1", "2/\(second.head.epoch)"])
         XCTAssertNil(sink.closeCode(a))
+        feed.leave(a, room: local)
+        feed.unhost(local, epoch: first.head.epoch)
+        XCTAssertTrue(feed.watches(local), "the last load's unhost (late) leaves this one hosted")
+        feed.unhost(local, epoch: second.head.epoch)
+        XCTAssertFalse(feed.watches(local))
     }
 
     /// Notifications name rooms on the log; a room made here has none, so one that claims to be

@@ -159,7 +159,7 @@ final class RoomWriterTests: XCTestCase {
     func testOneChangeReachesManyRoomsAllOrNone() async throws {
         let rooms = (0..<50).map { "test:c\($0)" }
         let w = try await holding(rooms)
-        w.stage(FeedEvent.said, data: ["n": 1], in: rooms, at: 1000)
+        for room in rooms { w.stage(FeedEvent.said, data: ["n": 1], in: room, at: 1000) }
         try await w.commit(Self.insertThing)
         for i in rooms.indices {
             XCTAssertEqual(sink.pushes(ConnectionID(loop: 0, slot: Int32(i + 1), generation: 1)).count, 1, rooms[i])
@@ -173,7 +173,7 @@ final class RoomWriterTests: XCTestCase {
         let pushes = other.take()
         try await store.write { try RoomLogRows.append(pushes, $0) }
         sink.clear()
-        w.stage(FeedEvent.said, data: ["n": 2], in: rooms, at: 1000)
+        for room in rooms { w.stage(FeedEvent.said, data: ["n": 2], in: room, at: 1000) }
         do {
             try await w.commit(Self.insertThing)
             XCTFail("a change with a stale room was acknowledged")

@@ -50,6 +50,8 @@ actor CorridorActor {
     /// Whose recorded path it follows, if it does: then only that user may watch it.
     nonisolated let owner: CorridorOwner?
     nonisolated let room: String
+    /// Its room's epoch on this node (this load's).
+    nonisolated let epoch: String
     /// The items inside the band, by id, as of the last action taken.
     private var items: [String: LiveItem]
     private var pushes: LocalRoom
@@ -60,16 +62,18 @@ actor CorridorActor {
     /// corridor whose shard's log began a new epoch): one that is not takes nothing more.
     private let current: @Sendable (CorridorActor) -> Bool
 
-    /// `items`: as of the shards' heads it starts at; its room starts a new epoch in `feed`.
-    init(id: String, corridor: Corridor, owner: CorridorOwner?, items: [String: LiveItem], feed: RoomFeed, now: Double,
+    /// `items`: as of the shards' heads it starts at; `pushes`: its room, just loaded (hosted by
+    /// the node's feed: see `CorridorHost.load`).
+    init(id: String, corridor: Corridor, owner: CorridorOwner?, items: [String: LiveItem], pushes: LocalRoom, now: Double,
          current: @escaping @Sendable (CorridorActor) -> Bool) {
         self.id = id
         self.corridor = corridor
         self.owner = owner
         self.items = items
         self.current = current
-        room = RoutePush.room(id)
-        pushes = LocalRoom(room, feed: feed)
+        self.pushes = pushes
+        room = pushes.name
+        epoch = pushes.head.epoch
         activity = Mutex(now)
     }
 
@@ -146,7 +150,7 @@ actor CorridorActor {
         }
     }
 
-/// Room `route:<id>` for a new subscriber: `{corridor, items}`, the items as `view` asks, in
+    /// Room `route:<id>` for a new subscriber: `{corridor, items}`, the items as `view` asks, in
     /// `language`, and the room's head at that point (every push up to it delivered already).
     func snapshot(view: CorridorView, language: String?, aliases: @Sendable ([String]) async -> Aliases) async throws(ProtocolError) -> RoomSnapshot {
         let head = pushes.head

@@ -206,7 +206,11 @@ final class CorridorHost: Sendable {
         await once("placement") { await self.place() }
         let covered = shards.shards(covering: definition.corridor) + (placed.withLock { $0 } ?? [])
         for shard in covered { await copy(shard) }
-        guard register(id, definition, covered: covered) else {
+        // Hosted by the feed outside the host's lock: the feed hands shard entries to `received`
+        // under its own lock, which then takes the host's.
+        let pushes = LocalRoom(RoutePush.room(id), feed: feed)
+        guard register(id, definition, covered: covered, pushes: pushes) else {
+            feed.unhost(pushes.name, epoch: pushes.head.epoch)
             return fail(ProtocolError(.unavailable, "the corridor is reloading; try again"))
         }
         logger.debug("routes: a corridor loaded here", metadata: ["corridor": "\(id)"])
@@ -215,7 +219,7 @@ final class CorridorHost: Sendable {
     /// Registers corridor `id` under the host's lock, with its items from the copies as they are
     /// now (it is handed every entry after them). False if a copy it needs is missing (it could
     /// not be read, or was reset meanwhile): the next caller loads again.
-    private func register(_ id: String, _ definition: CorridorDefinition, covered: [String]) -> Bool {
+    private func register(_ id: String, _ definition: CorridorDefinition, covered: [String], pushes: LocalRoom) -> Bool {
         state.withLock { s -> Bool in
             guard s.corridors[id] == nil else { return true }
             guard covered.allSatisfy({ s.copies[$0] != nil }) else { return false }
@@ -228,7 +232,7 @@ final class CorridorHost: Sendable {
                 }
             }
             s.follows[id] = covered
-            s.corridors[id] = CorridorActor(id: id, corridor: definition.corridor, owner: definition.owner, items: items, feed: feed,
+            s.corridors[id] = CorridorActor(id: id, corridor: definition.corridor, owner: definition.owner, items: items, pushes: pushes,
                                             now: Date().timeIntervalSince1970, current: { [weak self] actor in self?.live(actor.id) === actor })
             return true
         }
@@ -292,11 +296,9 @@ final class CorridorHost: Sendable {
     /// Corridor `id` is no longer live here (retired, its shard's copy reset, its owner's
     /// recording gone). A shard no corridor here follows any more is let go.
     func drop(_ id: String) {
-        let released = state.withLock { s -> [(String, LogFollower)]? in
-            guard s.corridors.removeValue(forKey: id) != nil else { return nil }
+        let released = state.withLock { s -> (CorridorActor, [(String, LogFollower)])? in
+            guard let actor = s.corridors.removeValue(forKey: id) else { return nil }
             s.index.remove(id: id)
-            // Under the lock: a load of the same corridor after this hosts its room afresh.
-            feed.unhost(RoutePush.room(id))
             var released: [(String, LogFollower)] = []
             for shard in s.follows.removeValue(forKey: id) ?? [] {
                 s.copies[shard]?.corridors.remove(id)
@@ -305,9 +307,11 @@ final class CorridorHost: Sendable {
                     released.append((shard, copy.follower))
                 }
             }
-            return released
+            return (actor, released)
         }
-        guard let released else { return }
+        guard let (actor, released) = released else { return }
+        // Its load only: a load of the same corridor since hosts its room in an epoch of its own.
+        feed.unhost(actor.room, epoch: actor.epoch)
         for (shard, follower) in released { feed.unfollow(Self.logRoom(shard), follower) }
     }
 

@@ -6,7 +6,8 @@
 # What it gives you:
 #   REPO_ROOT            absolute path of the repository (the cwd is set to it)
 #   die MSG...           print "error: MSG" to stderr and exit 1
-#   log MSG...           print "==> MSG" to stderr
+#   log MSG...           print "==> [T] MSG" to stderr, T the seconds since the outermost
+#                        script started (HB_T0, exported: where a suite's minutes go)
 #   ensure_apt PKG...    install missing Debian packages (apt-get update once first)
 #   ensure_venv PKG...   create $REPO_ROOT/.venv if needed, pip-install PKG... into it,
 #                        put it first on PATH; sets VENV_PY
@@ -49,7 +50,8 @@ _HUBBUB_LOG_NOTED=""
 _HUBBUB_APT_UPDATED=""
 _HUBBUB_EXIT_CMDS=()
 
-log() { printf '==> %s\n' "$*" >&2; }
+export HB_T0="${HB_T0:-$(date +%s)}"
+log() { printf '==> [%ds] %s\n' "$(($(date +%s) - HB_T0))" "$*" >&2; }
 
 die() {
     printf 'error: %s\n' "$*" >&2

@@ -118,6 +118,34 @@ final class RouteUseCaseTests: XCTestCase {
         XCTAssertEqual(missed[1]["data"]?["item"]?["id"], second["id"])
     }
 
+    /// A corridor nobody watches on a node is retired there after `routes.retireAfterSeconds` (its
+    /// memory given back); a post meanwhile is in the snapshot a watcher coming back then takes,
+    /// in the corridor's next epoch there.
+    func testACorridorNobodyWatchesIsRetiredAndComesBackInANewEpochWithItsItems() async throws {
+        server.stop()
+        server = try TestServer {
+            $0.domainSettings[RoutesDomain.sweepSeconds] = 1
+            $0.domainSettings[RoutesDomain.retireAfterSeconds] = 1
+        }
+        let (alice, _) = try await server.user("alice")
+        let (bob, _) = try await server.user("bob")
+        let sub = try await bob.ok("route.subscribe", bridgeRoute)
+        let first = try await post(alice, at: onBridge, body: "first")
+        let seen = try await bob.waitForPushes(1)
+        bob.close()
+        // Swept every second: retired within about two once its watcher left.
+        try await Task.sleep(for: .seconds(5))
+        let second = try await post(alice, at: onBridge, body: "while retired")
+        let back = try await ProtocolClient(url: server.url)
+        _ = try await back.ok("account.login", ["login": "bob", "password": "secret123"])
+        let resumed = try await back.ok("subscribe", ["room": sub["room"] ?? .null,
+                                                      "since": ["seq": seen[0]["seq"] ?? 0, "epoch": sub["epoch"] ?? .null]])
+        XCTAssertEqual(resumed["recovered"], .bool(false), "retired: \(resumed.encoded)")
+        XCTAssertNotEqual(resumed["epoch"], sub["epoch"])
+        XCTAssertEqual(Set((resumed["snapshot"]?["items"]?.items ?? []).compactMap { $0["id"]?.string }),
+                       Set([first["id"], second["id"]].compactMap { $0?.string }))
+    }
+
     func testCommentsLinksQueriesAndKarma() async throws {
         let (alice, aliceID) = try await server.user("alice")
         let (bob, bobID) = try await server.user("bob")

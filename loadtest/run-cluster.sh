@@ -96,8 +96,9 @@ for i, s in enumerate(secs, 1):
 print(f"  nodes:  {sum(secs):8.1f} s")
 print(f"  PostgreSQL: {pg:6.1f} s  ({100 * pg / max(span, 1):.0f} % of one core)")
 PY
-    # Every node hears every room's notifications and passes over those of rooms nobody on it
-    # watches: that share is what hearing every room costs (docs/plans/routes-shards.md).
+    # Every node hears every logged room's notifications (venues, events, users, the intel
+    # shards' logs; corridors are made on each node and send none) and passes over those of
+    # rooms nobody on it watches: that share is what hearing every room costs.
     echo "room notifications heard (of rooms nobody on the node watches):"
     for i in "${!URLS[@]}"; do
         port=${URLS[$i]##*:}

@@ -54,6 +54,7 @@ final class CorridorHost: Sendable {
     /// follows besides its own cells' and `named` (cells of another `routes.shardDegrees` holding
     /// items still live, which are found nowhere else).
     private let placed = Mutex<[String]?>(nil)
+
     init(store: Store, feed: RoomFeed, directory: CorridorDirectory, shards: IntelShards, grid: GeoGrid, logger: Logger) {
         self.store = store
         self.feed = feed

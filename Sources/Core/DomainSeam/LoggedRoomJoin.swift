@@ -26,19 +26,14 @@ public struct LoggedRoomJoin: LoggedRooms {
         if let since {
             // The owner hears of it first: it may start pushing to the room again, in a new epoch
             // if it had stopped (so the resume below gives way to a snapshot).
-            let local = d.placement == .local
-            if local {
-                // The room is made here: loaded now if it was not (in a new epoch, so the resume
-                // below gives way to a snapshot).
-                try await d.resumed(room.id)
-            } else if d.ownerHearsResumes {
+            if d.ownerHearsResumes {
                 try await onOwner(room) { peer throws(ProtocolError) in
                     try await peer.resumed(room: room.name)
                 } here: { () throws(ProtocolError) in
                     try await d.resumed(room.id)
                 }
             }
-            if await feed.resume(member, room: room.name, since: since, readsLog: !local, reply: { head in
+            if await feed.resume(member, room: room.name, since: since, readsLog: d.placement == .leased, reply: { head in
                 reply.success(["room": .string(room.name), "seq": .int(Int(head.seq)), "epoch": .string(head.epoch), "recovered": .bool(true)])
             }) {
                 return
@@ -96,19 +91,20 @@ public struct LoggedRoomJoin: LoggedRooms {
 
     private func subscribeFromSnapshot(_ room: RoomName, _ d: any RoomDirectory, user: String, member: ConnectionID, reply: Replier,
                                        view: JSON, answer: @escaping @Sendable (RoomSnapshot) -> JSON) async throws(ProtocolError) {
-        let snapshot = d.placement == .local ? try await d.snapshot(room.id, for: user, view: view)
-            : try await onOwner(room) { peer throws(ProtocolError) in
-                try await peer.snapshot(room: room.name, for: user, view: view)
-            } here: { () throws(ProtocolError) in
-                try await d.snapshot(room.id, for: user, view: view)
-            }
+        let snapshot = try await onOwner(room) { peer throws(ProtocolError) in
+            try await peer.snapshot(room: room.name, for: user, view: view)
+        } here: { () throws(ProtocolError) in
+            try await d.snapshot(room.id, for: user, view: view)
+        }
         let text = answer(snapshot)
         feed.subscribe(member, room: room.name, at: snapshot.head, mark: snapshot.mark) { reply.success(text) }
     }
 
-    /// Runs `here` if this node owns `room`, else `there` with its owner (forgotten if it cannot be reached).
+    /// Runs `here` if this node owns `room` (a local room: always), else `there` with its owner
+    /// (forgotten if it cannot be reached).
     private func onOwner<T>(_ room: RoomName, _ there: (any PeerNode) async throws(ProtocolError) -> T,
                             here: () async throws(ProtocolError) -> T) async throws(ProtocolError) -> T {
+        if logged[room.prefix]?.placement == .local { return try await here() }
         switch try await owners?.owner(of: room.name) ?? .here {
         case .here: return try await here()
         case .peer(let peer):

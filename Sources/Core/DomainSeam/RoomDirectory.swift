@@ -49,8 +49,8 @@ public enum RoomPlacement: Sendable {
     /// Made on every node that has members, each its own copy, from logs that are durable already
     /// (a corridor's pushes, from its intel shards' logs): no lease, no write, no notification.
     /// Its epoch is new at each load on each node; `since` recovers from that node's history
-    /// within the load, and anything else is answered with a snapshot. `lease(of:)`,
-    /// `ownerHearsResumes` and `source` do not apply; `resumed` runs on the member's node.
+    /// within the load, and anything else is answered with a snapshot. Its owner is always this
+    /// node (`lease(of:)` and `source` do not apply; `resumed`, if `ownerHearsResumes`, runs here).
     case local
 }
 

@@ -33,15 +33,10 @@ enum CorridorAction: Sendable {
     case link(LiveItem, to: LiveItem)
 }
 
-/// What one shard's entry means for one corridor: its actions (in the shard's order).
-struct CorridorStep: Sendable {
-    let actions: [CorridorAction]
-}
-
 /// One live corridor on this node, the brief's actor per route corridor: its room `route:<id>`
 /// (a `LocalRoom`: made here, from its shards' logs, on every node where someone watches it), the
 /// items inside its band as of the entries it has taken, and the pushes it makes from them. The
-/// host hands it steps in each shard's order through its mailbox; it takes them in batches, and
+/// host hands it actions in each shard's order through its mailbox; it takes them in batches, and
 /// its pushes reach this node's watchers at once: the entries they come from are durable already,
 /// so nothing is written (a fifth of a node's CPU in rush hour when each push was a row).
 actor CorridorActor {
@@ -86,12 +81,12 @@ actor CorridorActor {
     nonisolated var lastActivity: Double { activity.withLock { $0 } }
     nonisolated func touch(at now: Double) { activity.withLock { $0 = max($0, now) } }
 
-    /// Hands the corridor a shard entry's `step` (in each shard's order); it makes their pushes
-    /// soon, several steps at a time.
-    nonisolated func enqueue(_ step: CorridorStep) {
-        guard !step.actions.isEmpty else { return }
+    /// Hands the corridor what a shard's entry means for it (in each shard's order); it makes
+    /// their pushes soon, several entries' at a time.
+    nonisolated func enqueue(_ actions: [CorridorAction]) {
+        guard !actions.isEmpty else { return }
         let start = mailbox.withLock { m -> Bool in
-            m.steps.append(step)
+            m.actions += actions
             defer { m.draining = true }
             return !m.draining
         }
@@ -99,17 +94,17 @@ actor CorridorActor {
     }
 
     private struct Mailbox {
-        var steps: [CorridorStep] = []
+        var actions: [CorridorAction] = []
         /// A drain is scheduled or running.
         var draining = false
     }
 
     private func drain() {
         while true {
-            let batch = mailbox.withLock { m -> [CorridorStep] in
-                if m.steps.isEmpty { m.draining = false }
-                defer { m.steps = [] }
-                return m.steps
+            let batch = mailbox.withLock { m -> [CorridorAction] in
+                if m.actions.isEmpty { m.draining = false }
+                defer { m.actions = [] }
+                return m.actions
             }
             guard !batch.isEmpty else { return }
             take(batch)
@@ -117,20 +112,18 @@ actor CorridorActor {
     }
 
     /// Applies `batch` and hands its pushes to this node's watchers.
-    private func take(_ batch: [CorridorStep]) {
+    private func take(_ batch: [CorridorAction]) {
         guard current(self) else { return }
         let now = Date().timeIntervalSince1970
-        for step in batch {
-            for action in step.actions {
-                var added = false
-                switch action {
-                case .add(let live): added = items.updateValue(live, forKey: live.item.id) == nil
-                case .update(let live): items[live.item.id] = live
-                case .remove(let id): items[id] = nil
-                case .link(let a, let b): for live in [a, b] where items[live.item.id] != nil { items[live.item.id] = live }
-                }
-                stage(action, added: added, at: now)
+        for action in batch {
+            var added = false
+            switch action {
+            case .add(let live): added = items.updateValue(live, forKey: live.item.id) == nil
+            case .update(let live): items[live.item.id] = live
+            case .remove(let id): items[id] = nil
+            case .link(let a, let b): for live in [a, b] where items[live.item.id] != nil { items[live.item.id] = live }
             }
+            stage(action, added: added, at: now)
         }
         pushes.publish()
     }

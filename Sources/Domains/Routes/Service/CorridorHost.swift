@@ -90,7 +90,7 @@ final class CorridorHost: Sendable {
         }
         let live = Dictionary(entry.items.map { ($0.id, LiveItem($0, aliases: entry.aliases)) }, uniquingKeysWith: { a, _ in a })
         var reset = false
-        let handed: [(CorridorActor, CorridorStep)] = state.withLock { s in
+        let handed: [(CorridorActor, [CorridorAction])] = state.withLock { s in
             guard var copy = s.copies[shard] else { return [] }
             guard push.epoch == copy.head.epoch else {
                 reset = true
@@ -108,10 +108,10 @@ final class CorridorHost: Sendable {
             // Only corridors that follow this shard take its entries (a corridor opened meanwhile
             // took the copy's items as of now, and follows from here).
             return actions.compactMap { id, list in
-                copy.corridors.contains(id) ? s.corridors[id].map { ($0, CorridorStep(actions: list)) } : nil
+                copy.corridors.contains(id) ? s.corridors[id].map { ($0, list) } : nil
             }
         }
-        for (corridor, step) in handed { corridor.enqueue(step) }
+        for (corridor, actions) in handed { corridor.enqueue(actions) }
         if reset {
             logger.notice("routes: an intel shard's log began a new epoch; its corridors here start afresh", metadata: ["shard": "\(shard)"])
             Task { await self.resetCopy(shard) }
@@ -328,12 +328,9 @@ final class CorridorHost: Sendable {
     /// Retires the corridors here that nobody watched here within `window` seconds (`watched`: the
     /// ids watched here now, whose activity is marked `now`).
     func retire(now: Double, window: Double, watched: Set<String>) {
-        let idle = state.withLock { s in
-            s.corridors.values.filter { c in
-                if watched.contains(c.id) { c.touch(at: now) }
-                return !watched.contains(c.id) && now - c.lastActivity > window
-            }.map(\.id)
-        }
+        let live = state.withLock { Array($0.corridors.values) }
+        for c in live where watched.contains(c.id) { c.touch(at: now) }
+        let idle = live.filter { !watched.contains($0.id) && now - $0.lastActivity > window }.map(\.id)
         // A watcher may have joined since `watched` was read.
         for id in idle where !feed.isWatched(RoutePush.room(id)) { drop(id) }
     }

@@ -222,7 +222,9 @@ public struct RoutesDomain: Domain {
 
         func authorize(_ id: String, for user: String) async throws(ProtocolError) { try await directory.authorize(id, for: user) }
 
-        /// A member resumes the corridor here: it is live here from now on (loaded in a new epoch
+        var ownerHearsResumes: Bool { true }
+
+        /// A member resumes the corridor (here: its room is local): it is live here from now on (loaded in a new epoch
         /// if it was not, so the resume gives way to a snapshot).
         func resumed(_ id: String) async throws(ProtocolError) {
             try await host.open(id).touch(at: Date().timeIntervalSince1970)
